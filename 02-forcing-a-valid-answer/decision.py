@@ -1,0 +1,110 @@
+"""One typed request: a message in, a code (or a stated failure) out.
+
+The rules every later post relies on:
+- Greedy decoding (temperature 0) with the grammar from prompt.py, at most 2
+  tokens: a code is 'C' then '-F' for Qwen-family tokenizers.
+- finish_reason "length" with content that is not a full code: retry once
+  with room for 3 tokens ('C', '-', 'F'); if it is still not a full code,
+  the answer is "invalid". Half a code is never taken as an answer.
+- A message too long for the context (HTTP 400, or 500 "too large to
+  process") is "too_long"; the caller goes on with the next message.
+- A grammar the server rejects (HTTP 400 "Failed to parse grammar") raises
+  GrammarRejected: nothing after it can work, so the caller stops.
+- An empty message raises ValueError before anything is sent.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from llama_http import Client, ServerError
+from prompt import BuiltPrompt
+
+STATUSES = ("ok", "invalid", "too_long", "error")
+
+
+class GrammarRejected(ServerError):
+    """The server could not parse the grammar (HTTP 400); the message is the server's."""
+
+
+@dataclass(frozen=True)
+class CodeReply:
+    """The outcome of one typed request.
+
+    status: "ok" (a full code from the table), "invalid" (no full code after
+    the retry), "too_long" (the message does not fit the context) or "error"
+    (another server error, in `error`).
+    code: the code when status is "ok", else None. content: the raw reply text.
+    retried: True when a second request with room for 3 tokens was needed.
+    response: the last chat completion body (with logprobs when asked), or None.
+    timings: the server's timings of the last request (prompt_ms, predicted_ms
+    in milliseconds; prompt_n, predicted_n in tokens). wall_ms: client wall
+    time summed over the request(s), in milliseconds. error: server message.
+    """
+
+    status: str
+    code: str | None
+    content: str
+    retried: bool
+    response: dict | None
+    timings: dict
+    wall_ms: float
+    error: str | None = None
+
+
+def is_too_long(error: ServerError) -> bool:
+    """True for both shapes of 'the message does not fit the context'.
+
+    HTTP 400 with type exceed_context_size_error ("request (N tokens) exceeds
+    the available context size"), or HTTP 500 "input (N tokens) is too large
+    to process" when the prompt cannot be split into batches.
+    """
+    error_type = error.body.get("error", {}).get("type", "") if isinstance(error.body.get("error"), dict) else ""
+    text = error.message.lower()
+    return error.status in (400, 500) and (
+        error_type == "exceed_context_size_error" or "context size" in text or "too large to process" in text
+    )
+
+
+def request_settings(built: BuiltPrompt, grammar: bool = True, top_logprobs: int = 0, max_tokens: int = 2) -> dict:
+    """The chat completion settings of a typed request (recorded next to each answer)."""
+    settings = {"temperature": 0.0, "max_tokens": max_tokens}
+    if grammar:
+        settings["grammar"] = built.grammar
+    if top_logprobs:
+        settings["logprobs"] = True
+        settings["top_logprobs"] = top_logprobs
+    return settings
+
+
+def ask_code(client: Client, built: BuiltPrompt, message: str, grammar: bool = True,
+             top_logprobs: int = 0) -> CodeReply:
+    """Ask the server for the code of one message.
+
+    top_logprobs: how many candidates per generated token to return (0 for
+    none; post 03 uses 30). Raises ValueError for an empty message,
+    GrammarRejected when the server cannot parse the grammar, and
+    ServerUnreachable when the server is gone.
+    """
+    if not message.strip():
+        raise ValueError("the message is empty: give the text of a customer message")
+    messages = [{"role": "system", "content": built.system_prompt}, {"role": "user", "content": message}]
+    wall_ms = 0.0
+    for attempt, max_tokens in enumerate((2, 3)):
+        settings = request_settings(built, grammar, top_logprobs, max_tokens)
+        try:
+            reply = client.chat(messages, **settings)
+        except ServerError as error:
+            if grammar and error.status == 400 and "grammar" in error.message.lower():
+                raise GrammarRejected(error.status, f"the server rejected the grammar: {error.message}", error.body) from None
+            status = "too_long" if is_too_long(error) else "error"
+            return CodeReply(status, None, "", attempt > 0, None, {}, wall_ms, error.message)
+        wall_ms += reply.wall_ms
+        choice = reply.body["choices"][0]
+        content = choice["message"].get("content") or ""
+        code = content.strip()
+        if code in built.codes:
+            return CodeReply("ok", code, content, attempt > 0, reply.body, reply.body.get("timings", {}), wall_ms)
+        # Only a reply cut short by the token limit deserves more room; anything else is final.
+        if choice.get("finish_reason") != "length":
+            break
+    return CodeReply("invalid", None, content, attempt > 0, reply.body, reply.body.get("timings", {}), wall_ms)

@@ -1,0 +1,109 @@
+"""The system prompt, the GBNF grammar and the code table, built from one source.
+
+    python3 02-forcing-a-valid-answer/prompt.py             # prints prompt and grammar
+    python3 02-forcing-a-valid-answer/prompt.py --grammar   # only the grammar
+    python3 02-forcing-a-valid-answer/prompt.py --count     # size in tokens (needs the server)
+
+A typed decision is a two-letter code: the group letter, a hyphen, the intent
+letter ("C-F"). The prompt lists every code with its intent, a description and
+examples; the grammar allows exactly the codes that the prompt lists. Both come
+from datasets/banking77.json through build_prompt(), so they cannot drift apart.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import series  # noqa: E402,F401  (puts the post folders on sys.path)
+from banking77 import Intent, LabelSet, load_labels  # noqa: E402
+
+INSTRUCTIONS = """\
+You sort the messages that customers send to their bank. Each message gets \
+exactly one intent from the list below. Answer with the code of that intent and \
+nothing else: the group letter, a hyphen and the intent letter, for example C-F."""
+
+
+@dataclass(frozen=True)
+class BuiltPrompt:
+    """What a typed request needs, made from one label set.
+
+    system_prompt: the instructions and the list of codes (str).
+    grammar: GBNF that accepts exactly the listed codes, e.g. "C-F" (str).
+    codes: code -> Intent, in prompt order (dict).
+    group_letters: the valid first letters, e.g. "ABCDEFGH" (str).
+    intent_letters: group letter -> the valid intent letters of that group (dict).
+    """
+
+    system_prompt: str
+    grammar: str
+    codes: dict[str, Intent]
+    group_letters: str
+    intent_letters: dict[str, str]
+
+
+def build_prompt(labels: LabelSet, examples_per_intent: int = 5, descriptions: bool = True) -> BuiltPrompt:
+    """Build system prompt, grammar and code table from a label set.
+
+    examples_per_intent: how many of each intent's examples go into the
+    prompt (0 to 5 with the shipped file). descriptions: include the one-line
+    descriptions. Raises ValueError when examples_per_intent is negative.
+    """
+    if examples_per_intent < 0:
+        raise ValueError(f"examples_per_intent must be 0 or more, got {examples_per_intent}")
+    lines = [INSTRUCTIONS, ""]
+    rules = []
+    intent_letters = {}
+    for group in labels.groups:
+        lines.append(f"Group {group.letter}: {group.name}")
+        for intent in group.intents:
+            line = f"{intent.code} {intent.name}"
+            if descriptions:
+                line += f": {intent.description}"
+            lines.append(line)
+            examples = intent.examples[:examples_per_intent]
+            if examples:
+                lines.append("  e.g. " + " | ".join(examples))
+        lines.append("")
+        letters = "".join(intent.letter for intent in group.intents)
+        intent_letters[group.letter] = letters
+        # One alternative per group: that group's letter, a hyphen, one of its intent letters.
+        rules.append(f'"{group.letter}" "-" [{letters}]')
+    lines.append("Answer with the code only, for example C-F.")
+    grammar = "root ::= " + "\n       | ".join(rules) + "\n"
+    codes = {intent.code: intent for intent in labels.intents}
+    return BuiltPrompt("\n".join(lines), grammar, codes, "".join(g.letter for g in labels.groups), intent_letters)
+
+
+def load_prompt(examples_per_intent: int = 5, descriptions: bool = True) -> BuiltPrompt:
+    """build_prompt() on the shipped BANKING77 label set (datasets/banking77.json)."""
+    return build_prompt(load_labels(), examples_per_intent, descriptions)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--grammar", action="store_true", help="print only the grammar")
+    parser.add_argument("--count", action="store_true", help="count the prompt's tokens with the server's /tokenize")
+    parser.add_argument("--examples", type=int, default=5, help="examples per intent in the prompt (default: 5)")
+    parser.add_argument("--no-descriptions", action="store_true", help="leave the intent descriptions out")
+    args = parser.parse_args()
+    built = load_prompt(args.examples, not args.no_descriptions)
+    if not args.grammar:
+        print("=== system prompt ===")
+        print(built.system_prompt)
+    print("=== GBNF grammar ===")
+    print(built.grammar)
+    print(f"{len(built.codes)} codes in {len(built.group_letters)} groups; "
+          f"system prompt: {len(built.system_prompt):,} characters")
+    if args.count:
+        from llama_http import Client
+        tokens = Client().tokenize(built.system_prompt)
+        print(f"system prompt: {len(tokens):,} tokens (by the server's tokenizer)")
+    return 0
+
+
+if __name__ == "__main__":
+    from llama_http import exit_on_server_errors
+    sys.exit(exit_on_server_errors(main))

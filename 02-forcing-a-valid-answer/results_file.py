@@ -1,0 +1,72 @@
+"""A JSONL results file that survives Ctrl-C and resumes where it stopped.
+
+One JSON object per message, one line each, flushed and fsynced as soon as it
+is written: an interrupted run keeps every finished line. A line cut in half by
+a hard kill is dropped on the next open (it was not finished), and the rerun
+asks for that message again. Every object has an "id"; a rerun skips the ids
+already in the file.
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+RESULTS = Path(__file__).resolve().parents[1] / "results"
+
+
+class ResultsFile:
+    """Append-only JSONL file keyed by message id.
+
+    records: the finished records already in the file (list of dicts).
+    Raises ValueError when a complete line in the middle of the file is not
+    JSON (the file was edited by hand or is not a results file).
+    """
+
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.records = []
+        if self.path.exists():
+            raw = self.path.read_bytes()
+            lines = raw.split(b"\n")
+            # A last line without its newline is a write cut short: drop it.
+            complete, partial = lines[:-1], lines[-1]
+            for number, line in enumerate(complete, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    self.records.append(json.loads(line))
+                except json.JSONDecodeError:
+                    raise ValueError(f"{self.path} line {number} is not JSON; move the file away to start over") from None
+            if partial:
+                with open(self.path, "r+b") as handle:
+                    handle.truncate(len(raw) - len(partial))
+        self.done = {record["id"] for record in self.records}
+        self._handle = open(self.path, "a", encoding="utf-8")
+
+    def append(self, record: dict) -> None:
+        """Write one record as a line and make sure it is on disk."""
+        self._handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+        self._handle.flush()
+        os.fsync(self._handle.fileno())
+        self.records.append(record)
+        self.done.add(record["id"])
+
+    def close(self) -> None:
+        self._handle.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def read_results(path: Path, command: str) -> list[dict]:
+    """Read a finished results file; FileNotFoundError names the command that writes it."""
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"{path} does not exist; write it with: {command}")
+    with open(path, encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle if line.strip()]

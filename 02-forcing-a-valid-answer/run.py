@@ -1,0 +1,95 @@
+"""Typed requests on a BANKING77 split: how often is the answer a valid code, and how often right?
+
+    python3 02-forcing-a-valid-answer/run.py --split calib --limit 200
+    python3 02-forcing-a-valid-answer/run.py --split test
+    python3 02-forcing-a-valid-answer/run.py --split calib --limit 200 --no-grammar
+
+Writes results/codes-banking77-<split>.jsonl (…-nogrammar.jsonl without the
+grammar), one line per message. Ctrl-C keeps the finished lines; the same
+command resumes with the next message. Prints valid codes, retried, correct and
+right group, with the median time per request.
+"""
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import series  # noqa: E402,F401  (puts the post folders on sys.path)
+from banking77 import load_split  # noqa: E402
+from decision import ask_code, request_settings  # noqa: E402
+from llama_http import Client, exit_on_server_errors  # noqa: E402
+from prompt import load_prompt  # noqa: E402
+from results_file import RESULTS, ResultsFile  # noqa: E402
+
+
+def percent(part: int, whole: int) -> str:
+    return f"{100 * part / whole:5.1f}%" if whole else "    -"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--split", choices=("calib", "test"), default="calib", help="which messages (default: calib)")
+    parser.add_argument("--limit", type=int, help="only the first N messages of the split")
+    parser.add_argument("--no-grammar", action="store_true", help="send the prompt without the grammar")
+    parser.add_argument("--out", type=Path, help="results file (default: results/codes-banking77-<split>.jsonl)")
+    args = parser.parse_args()
+    if args.limit is not None and args.limit < 1:
+        parser.error("--limit must be 1 or more")
+
+    grammar = not args.no_grammar
+    out = args.out or RESULTS / f"codes-banking77-{args.split}{'' if grammar else '-nogrammar'}.jsonl"
+    messages = load_split(args.split)[: args.limit]
+    built = load_prompt()
+    code_of = {intent.name: code for code, intent in built.codes.items()}
+    client = Client()
+    info = client.model_info()
+    settings = request_settings(built, grammar)
+    settings.pop("grammar", None)  # the grammar is rebuilt from the data file; don't repeat it per line
+
+    with ResultsFile(out) as results:
+        todo = [m for m in messages if m.id not in results.done]
+        print(f"{args.split}: {len(messages)} messages, {len(messages) - len(todo)} already in {out}, "
+              f"{len(todo)} to go  (model {info['model']}, grammar {'on' if grammar else 'off'})")
+        started = time.monotonic()
+        for number, message in enumerate(todo, start=1):
+            reply = ask_code(client, built, message.text, grammar=grammar)
+            gold_code = code_of[message.intent]
+            results.append({
+                "id": message.id, "text": message.text,
+                "gold_intent": message.intent, "gold_code": gold_code,
+                "status": reply.status, "code": reply.code,
+                "intent": built.codes[reply.code].name if reply.code else None,
+                "correct": reply.code == gold_code,
+                "right_group": reply.code is not None and reply.code[0] == gold_code[0],
+                "retried": reply.retried, "content": reply.content, "error": reply.error,
+                "wall_ms": round(reply.wall_ms, 2), "timings": reply.timings,
+                "model": info["model"], "build": info["build"], "grammar": grammar, "settings": settings,
+            })
+            if number % 10 == 0 or number == len(todo):
+                elapsed = time.monotonic() - started
+                print(f"  {number}/{len(todo)}  {elapsed:.0f} s  ({number / elapsed:.2f} messages/s)", flush=True)
+        records = [r for r in results.records if r["id"] in {m.id for m in messages}]
+
+    n = len(records)
+    valid = sum(r["status"] == "ok" for r in records)
+    print(f"\n{args.split}, {n} messages, {info['model']}, grammar {'on' if grammar else 'off'}:")
+    print(f"  valid codes   {valid:5d}  {percent(valid, n)}")
+    print(f"  retried       {sum(r['retried'] for r in records):5d}  {percent(sum(r['retried'] for r in records), n)}")
+    for status in ("invalid", "too_long", "error"):
+        count = sum(r["status"] == status for r in records)
+        if count:
+            print(f"  {status:<13} {count:5d}  {percent(count, n)}")
+    print(f"  right group   {sum(r['right_group'] for r in records):5d}  {percent(sum(r['right_group'] for r in records), n)}")
+    print(f"  correct       {sum(r['correct'] for r in records):5d}  {percent(sum(r['correct'] for r in records), n)}")
+    walls = [r["wall_ms"] for r in records if r["status"] == "ok"]
+    if walls:
+        print(f"  median time per request: {statistics.median(walls):.0f} ms (wall, client side)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(exit_on_server_errors(main))

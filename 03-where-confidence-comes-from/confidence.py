@@ -1,0 +1,143 @@
+"""From token probabilities to a typed answer with a confidence.
+
+A code "C-F" is generated in two decisions: the group letter, then the intent
+letter. For each, the server returns top_logprobs: the most likely next tokens
+with their log-probabilities BEFORE the grammar filtered them (llama-server
+computes them from the raw logits). So this module:
+
+1. finds the grammar's valid letters among the candidates by token id (from
+   /tokenize, see 02's tokens.py), never by stripped text: ' C' is not 'C';
+2. renormalizes over the valid letters that are present:
+   P(letter) = exp(logprob_letter) / sum of exp(logprob) over valid letters;
+   a valid letter missing from top_logprobs counts as 0;
+3. records the off-label mass: 1 - (sum of the valid letters' probabilities),
+   the share of the model's probability that went to tokens the grammar forbids;
+4. multiplies: confidence = P(group) x P(intent | group).
+
+If the chosen letter itself is missing from top_logprobs, its probability is 0
+and so is the confidence: it is treated like every other missing letter, since
+its own logprob (which the server also reports) would give it an advantage over
+the letters that were cut off by top_logprobs.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from decision import CodeReply
+from prompt import BuiltPrompt
+from tokens import LetterTokens
+
+
+@dataclass(frozen=True)
+class Step:
+    """One decision (group letter or intent letter), renormalized over the valid letters.
+
+    chosen: the letter the model wrote. distribution: valid letter ->
+    probability in [0, 1], summing to 1 (all 0 when no valid letter was among
+    the candidates). chosen_probability: distribution[chosen].
+    off_label_mass: 1 - sum of the raw probabilities of the valid letters, in
+    [0, 1]. missing: how many valid letters were not in top_logprobs.
+    candidates: the raw top candidates as (token text, probability) pairs,
+    before the grammar, most likely first.
+    """
+
+    chosen: str
+    distribution: dict[str, float]
+    chosen_probability: float
+    off_label_mass: float
+    missing: int
+    candidates: tuple[tuple[str, float], ...]
+
+
+@dataclass(frozen=True)
+class TypedAnswer:
+    """A code with its confidence.
+
+    code: e.g. "C-F"; intent: its intent name. p_group, p_intent_given_group
+    and confidence (their product) are probabilities in [0, 1].
+    group_step, intent_step: the two Steps. tokens_in_code: 2 ('C', '-F') or
+    3 ('C', '-', 'F'). missing_letters: valid letters missing at both steps.
+    """
+
+    code: str
+    intent: str
+    p_group: float
+    p_intent_given_group: float
+    confidence: float
+    group_step: Step
+    intent_step: Step
+    tokens_in_code: int
+    missing_letters: int
+
+
+def renormalize(top_logprobs: list[dict], valid: dict[str, int], chosen: str) -> Step:
+    """Renormalize one step's candidates over the valid letters.
+
+    top_logprobs: the server's candidates for one token, each a dict with
+    'id' (token id), 'token' (text) and 'logprob' (natural log). valid: letter
+    -> token id of every letter the grammar allows here. chosen: the letter
+    written. Raises ValueError when chosen is not a valid letter.
+    """
+    if chosen not in valid:
+        raise ValueError(f"the chosen letter {chosen!r} is not one of the valid letters {''.join(valid)}")
+    raw_by_id = {}
+    for candidate in top_logprobs:
+        # The same id twice would be a server bug; keep the first (the list is sorted).
+        raw_by_id.setdefault(candidate["id"], math.exp(candidate["logprob"]))
+    raw = {letter: raw_by_id.get(token_id, 0.0) for letter, token_id in valid.items()}
+    total = sum(raw.values())
+    distribution = {letter: (p / total if total > 0 else 0.0) for letter, p in raw.items()}
+    candidates = tuple((c["token"], math.exp(c["logprob"])) for c in top_logprobs)
+    return Step(
+        chosen=chosen,
+        distribution=distribution,
+        chosen_probability=distribution[chosen],
+        off_label_mass=min(1.0, max(0.0, 1.0 - total)),
+        missing=sum(1 for token_id in valid.values() if token_id not in raw_by_id),
+        candidates=candidates,
+    )
+
+
+def typed_answer(response: dict, built: BuiltPrompt, tokens: LetterTokens) -> TypedAnswer:
+    """Turn one chat completion with logprobs into a TypedAnswer.
+
+    response: the body of /v1/chat/completions requested with logprobs and
+    top_logprobs, whose content is a full code. Accepts a code written as 2
+    tokens ('C', '-F') or 3 ('C', '-', 'F'), matched by token id. Raises
+    ValueError when the content is not a code of the table or the tokens do
+    not spell it in one of those two ways.
+    """
+    choice = response["choices"][0]
+    code = (choice["message"].get("content") or "").strip()
+    if code not in built.codes:
+        raise ValueError(f"the reply {code!r} is not a full code of the table")
+    steps = (choice.get("logprobs") or {}).get("content") or []
+    group, letter = code[0], code[2]
+    ids = [step["id"] for step in steps]
+    if ids == [tokens.letter[group], tokens.hyphen_letter[letter]]:
+        intent_valid = {x: tokens.hyphen_letter[x] for x in built.intent_letters[group]}
+    elif ids == [tokens.letter[group], tokens.hyphen, tokens.letter[letter]]:
+        intent_valid = {x: tokens.letter[x] for x in built.intent_letters[group]}
+    else:
+        pieces = [step.get("token") for step in steps]
+        raise ValueError(f"the tokens {pieces} do not spell {code} as 2 or 3 tokens")
+    group_valid = {x: tokens.letter[x] for x in built.group_letters}
+    group_step = renormalize(steps[0]["top_logprobs"], group_valid, group)
+    intent_step = renormalize(steps[-1]["top_logprobs"], intent_valid, letter)
+    return TypedAnswer(
+        code=code,
+        intent=built.codes[code].name,
+        p_group=group_step.chosen_probability,
+        p_intent_given_group=intent_step.chosen_probability,
+        confidence=group_step.chosen_probability * intent_step.chosen_probability,
+        group_step=group_step,
+        intent_step=intent_step,
+        tokens_in_code=len(steps),
+        missing_letters=group_step.missing + intent_step.missing,
+    )
+
+
+def answer_of(reply: CodeReply, built: BuiltPrompt, tokens: LetterTokens) -> TypedAnswer | None:
+    """typed_answer() of a CodeReply with status "ok", else None."""
+    return typed_answer(reply.response, built, tokens) if reply.status == "ok" else None
