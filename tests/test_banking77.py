@@ -1,0 +1,184 @@
+"""BANKING77 loader, the label file, and the script that regenerates it."""
+import copy
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+import series  # noqa: F401,E402  (puts the post folders on sys.path)
+from datafiles import DATA_ENV  # noqa: E402
+
+# Tests read the offline mirror unless the caller points elsewhere.
+os.environ.setdefault(DATA_ENV, str(ROOT.parent / "shared" / "datasets"))
+
+from banking77 import LABELS_FILE, check_labels, load_labels, load_rows, load_split  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def train():
+    return load_rows("train")
+
+
+@pytest.fixture(scope="module")
+def labels():
+    return load_labels()
+
+
+@pytest.fixture
+def raw():
+    """The committed label file as a dict, to break in copies."""
+    return json.loads(LABELS_FILE.read_text(encoding="utf-8"))
+
+
+def write(tmp_path, data) -> Path:
+    path = tmp_path / "labels.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path
+
+
+# --- the CSV files -----------------------------------------------------------
+
+def test_splits_have_official_sizes_and_77_intents(train):
+    test = load_rows("test")
+    assert (len(train), len(test)) == (10_003, 3_080)
+    assert len({m.intent for m in train}) == len({m.intent for m in test}) == 77
+
+
+def test_ids_count_data_rows_from_zero(train):
+    assert train[0].id == "train-0" and train[-1].id == "train-10002"
+    assert load_rows("test")[-1].id == "test-3079"
+
+
+def test_quoted_field_with_comma_is_one_text(train):
+    # train.csv line 6 (row 4): "How do I know if I will get my card, or if it is lost?",card_arrival
+    assert train[4].text == "How do I know if I will get my card, or if it is lost?"
+    assert train[4].intent == "card_arrival"
+
+
+def test_quoted_field_with_line_breaks_is_one_message(train):
+    assert train[1290].text == "\nI can't seem to be able to use my card\n\n\n"
+    assert train[1290].intent == "card_not_working"
+
+
+def test_unknown_split_is_refused():
+    with pytest.raises(ValueError, match="dev"):
+        load_split("dev")
+    with pytest.raises(ValueError, match="calib"):
+        load_rows("calib")
+
+
+# --- the label file ----------------------------------------------------------
+
+def test_label_file_has_8_groups_a_to_h_of_7_to_13_intents(labels):
+    assert [g.letter for g in labels.groups] == list("ABCDEFGH")
+    assert all(7 <= len(g.intents) <= 13 for g in labels.groups)
+
+
+def test_label_file_covers_every_dataset_intent_once(labels, train):
+    names = [i.name for i in labels.intents]
+    assert len(names) == len(set(names)) == 77
+    assert set(names) == {m.intent for m in train}
+
+
+def test_codes_are_unique_and_shaped_like_a_hyphen_b(labels):
+    codes = [i.code for i in labels.intents]
+    assert len(set(codes)) == 77
+    assert all(re.fullmatch(r"[A-H]-[A-Z]", code) for code in codes)
+    for group in labels.groups:  # letters run A, B, C... inside each group
+        assert [i.letter for i in group.intents] == list("ABCDEFGHIJKLM"[:len(group.intents)])
+
+
+def test_lookups_agree(labels):
+    intent = labels.by_intent["card_arrival"]
+    assert labels.by_code[intent.code] is intent
+    assert intent in labels.group(intent.group).intents
+
+
+def test_descriptions_are_one_short_line(labels):
+    for intent in labels.intents:
+        assert intent.description and "\n" not in intent.description
+        assert len(intent.description.split()) <= 25, intent.name
+
+
+def test_examples_are_five_training_texts_of_their_intent(labels, train):
+    texts = {(m.text, m.intent) for m in train}
+    for intent in labels.intents:
+        assert len(intent.examples) == 5
+        assert all((text, intent.name) in texts for text in intent.examples), intent.name
+
+
+def test_calibration_is_10_rows_per_intent_disjoint_from_examples(labels, train):
+    rows = labels.calibration_rows
+    assert len(rows) == len(set(rows)) == 770
+    assert Counter(train[row].intent for row in rows) == {i.name: 10 for i in labels.intents}
+    examples = {text for i in labels.intents for text in i.examples}
+    assert not examples & {train[row].text for row in rows}
+
+
+def test_check_labels_accepts_the_committed_file(labels, train):
+    check_labels(labels, train)
+
+
+def test_calib_split_is_770_training_messages_in_file_order(labels, train):
+    calib = load_split("calib", labels)
+    assert len(calib) == 770
+    assert all(m.id.startswith("train-") for m in calib)
+    assert [m.id for m in calib] == [f"train-{row}" for row in labels.calibration_rows]
+    assert list(labels.calibration_rows) == sorted(labels.calibration_rows)
+
+
+def test_duplicated_intent_is_refused(raw, tmp_path):
+    broken = copy.deepcopy(raw)
+    broken["groups"][1]["intents"][0]["intent"] = "card_arrival"  # already A-A
+    with pytest.raises(ValueError, match="card_arrival.*more than once"):
+        load_labels(write(tmp_path, broken))
+
+
+def test_duplicated_intent_letter_is_refused(raw, tmp_path):
+    broken = copy.deepcopy(raw)
+    broken["groups"][0]["intents"][1]["letter"] = "A"
+    with pytest.raises(ValueError, match="letter 'A' is used twice"):
+        load_labels(write(tmp_path, broken))
+
+
+def test_duplicated_group_letter_is_refused(raw, tmp_path):
+    broken = copy.deepcopy(raw)
+    broken["groups"][1]["letter"] = "A"
+    with pytest.raises(ValueError, match="group letter 'A' is used twice"):
+        load_labels(write(tmp_path, broken))
+
+
+def test_missing_intent_is_refused(raw, tmp_path):
+    broken = copy.deepcopy(raw)
+    del broken["groups"][0]["intents"][-1]
+    with pytest.raises(ValueError, match="76 intents"):
+        load_labels(write(tmp_path, broken))
+
+
+def test_example_from_another_intent_fails_check_labels(raw, tmp_path, train):
+    broken = copy.deepcopy(raw)
+    broken["groups"][0]["intents"][0]["examples"][0] = broken["groups"][1]["intents"][0]["examples"][0]
+    with pytest.raises(ValueError, match="card_arrival"):
+        check_labels(load_labels(write(tmp_path, broken)), train)
+
+
+# --- make_banking77.py -------------------------------------------------------
+
+def test_make_banking77_is_deterministic_and_matches_committed_file(tmp_path):
+    copy_path = tmp_path / "banking77.json"
+    shutil.copy(LABELS_FILE, copy_path)
+    script = [sys.executable, str(ROOT / "datasets" / "make_banking77.py"), "--labels", str(copy_path)]
+    outputs = []
+    for _ in range(2):
+        subprocess.run(script, check=True, capture_output=True)
+        outputs.append(copy_path.read_bytes())
+    assert outputs[0] == outputs[1] == LABELS_FILE.read_bytes()
+
