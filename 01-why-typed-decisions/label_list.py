@@ -1,0 +1,88 @@
+"""A label list: the 77 intent names in the prompt, no grammar.
+
+    python3 01-why-typed-decisions/label_list.py              # 200 calibration messages
+    python3 01-why-typed-decisions/label_list.py --limit 50
+
+Better than free text, but nothing makes the model keep to the list. Each reply
+is sorted into: the exact label and nothing else, a label inside other text, or
+no label at all. Prints the counts, the accuracy of the replies that hold a
+label, the median time per request and the replies without a label.
+"""
+from __future__ import annotations
+
+import argparse
+import re
+import statistics
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import series  # noqa: E402,F401  (puts the post folders on sys.path)
+from banking77 import load_labels, load_split  # noqa: E402
+from llama_http import Client, exit_on_server_errors  # noqa: E402
+
+
+def label_prompt(names: list[str]) -> str:
+    return ("You sort the messages that customers send to their bank. Answer with the one label from "
+            "this list that fits the message best, and nothing else:\n" + "\n".join(names))
+
+
+def find_label(reply: str, names: list[str]) -> tuple[str, str | None]:
+    """Sort a reply: ("exact", label), ("inside", label) or ("none", None).
+
+    "inside" takes the longest label found as a whole word in the reply, so
+    "card_payment_fee_charged" is not read as "card_payment".
+    """
+    text = reply.strip().strip("`'\".").strip()
+    if text in names:
+        return "exact", text
+    found = [name for name in names if re.search(rf"(?<![a-z_]){re.escape(name)}(?![a-z_])", reply)]
+    if found:
+        return "inside", max(found, key=len)
+    return "none", None
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--split", choices=("calib", "test"), default="calib", help="which messages (default: calib)")
+    parser.add_argument("--limit", type=int, default=200, help="how many messages (default: 200)")
+    parser.add_argument("--max-tokens", type=int, default=24, help="longest reply in tokens (default: 24)")
+    args = parser.parse_args()
+    if args.limit < 1:
+        parser.error("--limit must be 1 or more")
+    names = [intent.name for intent in load_labels().intents]
+    messages = load_split(args.split)[: args.limit]
+    client = Client()
+    print(f"model: {client.model_info()['model']}  {len(messages)} {args.split} messages, 77 labels in the prompt, no grammar\n")
+    system = label_prompt(names)
+    kinds = {"exact": 0, "inside": 0, "none": 0}
+    right, walls, no_label = 0, [], []
+    for number, message in enumerate(messages, start=1):
+        reply = client.chat([{"role": "system", "content": system}, {"role": "user", "content": message.text}],
+                            temperature=0.0, max_tokens=args.max_tokens)
+        content = reply.body["choices"][0]["message"].get("content") or ""
+        kind, label = find_label(content, names)
+        kinds[kind] += 1
+        right += label == message.intent
+        walls.append(reply.wall_ms)
+        if kind == "none":
+            no_label.append((message.text, content))
+        if number % 25 == 0:
+            print(f"  {number}/{len(messages)}", flush=True)
+    n = len(messages)
+    print(f"\nexact label only      {kinds['exact']:4d}  {100 * kinds['exact'] / n:5.1f}%")
+    print(f"label inside text     {kinds['inside']:4d}  {100 * kinds['inside'] / n:5.1f}%")
+    print(f"no label              {kinds['none']:4d}  {100 * kinds['none'] / n:5.1f}%")
+    print(f"accuracy (label found and right): {right}/{n} = {100 * right / n:.1f}%")
+    print(f"median time per request: {statistics.median(walls):.0f} ms")
+    if no_label:
+        print("\nreplies without a label:")
+        for text, content in no_label[:20]:
+            print(f"  {text[:60]!r:64} -> {content.strip()[:70]!r}")
+        if len(no_label) > 20:
+            print(f"  ... and {len(no_label) - 20} more")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(exit_on_server_errors(main))

@@ -1,0 +1,59 @@
+"""Throughput: typed requests one at a time, then N at once.
+
+    python3 01-why-typed-decisions/throughput.py                  # 20 requests, 1 then 2 at a time
+    python3 01-why-typed-decisions/throughput.py --requests 40 --concurrent 4
+
+The server has a fixed number of slots (00-setup starts 2). Requests beyond
+that wait in a queue, so more concurrency raises requests per second only
+while slots are free and the machine has cores to spare. Prints requests/s and
+the median and 95th-percentile latency for each setting.
+"""
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import series  # noqa: E402,F401  (puts the post folders on sys.path)
+from banking77 import load_split  # noqa: E402
+from decision import ask_code  # noqa: E402
+from llama_http import Client, exit_on_server_errors  # noqa: E402
+from prompt import load_prompt  # noqa: E402
+
+
+def measure(client: Client, built, texts: list[str], concurrent: int) -> tuple[float, list[float]]:
+    """Send every text with `concurrent` requests in flight; return (requests/s, latencies in ms)."""
+    started = time.perf_counter()
+    with ThreadPoolExecutor(max_workers=concurrent) as pool:
+        replies = list(pool.map(lambda text: ask_code(client, built, text), texts))
+    elapsed = time.perf_counter() - started
+    return len(texts) / elapsed, [reply.wall_ms for reply in replies]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--requests", type=int, default=20, help="requests per setting (default: 20)")
+    parser.add_argument("--concurrent", type=int, default=2, help="requests in flight for the second setting (default: 2)")
+    args = parser.parse_args()
+    if args.requests < 1 or args.concurrent < 1:
+        parser.error("--requests and --concurrent must be 1 or more")
+    client = Client()
+    built = load_prompt()
+    texts = [m.text for m in load_split("calib")[: args.requests]]
+    slots = client.get("/props").get("total_slots", "?")
+    print(f"model: {client.model_info()['model']}  server slots: {slots}  {args.requests} typed requests per setting\n")
+    ask_code(client, built, "hello")  # the system prompt is processed here, not inside the first measurement
+    print(f"{'in flight':>9}  {'requests/s':>10}  {'median ms':>9}  {'p95 ms':>7}")
+    for concurrent in sorted({1, args.concurrent}):
+        rate, latencies = measure(client, built, texts, concurrent)
+        p95 = statistics.quantiles(latencies, n=20)[-1] if len(latencies) > 1 else latencies[0]
+        print(f"{concurrent:9d}  {rate:10.2f}  {statistics.median(latencies):9.0f}  {p95:7.0f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(exit_on_server_errors(main))
