@@ -4,6 +4,7 @@ import json
 import os
 import re
 import shutil
+import string
 import subprocess
 import sys
 from collections import Counter
@@ -93,7 +94,7 @@ def test_codes_are_unique_and_shaped_like_a_hyphen_b(labels):
     assert len(set(codes)) == 77
     assert all(re.fullmatch(r"[A-H]-[A-Z]", code) for code in codes)
     for group in labels.groups:  # letters run A, B, C... inside each group
-        assert [i.letter for i in group.intents] == list("ABCDEFGHIJKLM"[:len(group.intents)])
+        assert [i.letter for i in group.intents] == list(string.ascii_uppercase[:len(group.intents)])
 
 
 def test_lookups_agree(labels):
