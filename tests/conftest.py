@@ -1,0 +1,51 @@
+"""Shared test setup: module paths, the offline dataset mirror and the test server.
+
+Integration tests talk to a real llama-server at $LLAMA_URL (run_tests.py
+starts one with the 0.5B model). When it cannot be reached, those tests fail
+with a line saying how to start it; they are never skipped.
+"""
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+import series  # noqa: E402,F401  (puts the post folders on sys.path)
+from datafiles import DATA_ENV  # noqa: E402
+from llama_http import Client, ServerLoading, ServerUnreachable  # noqa: E402
+
+# Tests read the offline mirror unless the caller points elsewhere.
+os.environ.setdefault(DATA_ENV, str(ROOT.parent / "shared" / "datasets"))
+
+
+@pytest.fixture(scope="session")
+def client():
+    """A client of the running test server; fails (not skips) when there is none."""
+    client = Client()
+    try:
+        client.wait_ready(timeout_s=120)
+    except (ServerUnreachable, ServerLoading) as error:
+        pytest.fail(f"integration tests need a running llama-server: {error} "
+                    "(or run everything with: python3 run_tests.py)", pytrace=False)
+    return client
+
+
+@pytest.fixture(scope="session")
+def built():
+    from prompt import load_prompt
+    return load_prompt()
+
+
+@pytest.fixture(scope="session")
+def letter_ids(client):
+    from tokens import letter_tokens
+    return letter_tokens(client, "ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+
+
+def run_script(path: str, *args: str, env: dict | None = None, timeout: float = 900):
+    """Run a post's script as a reader would; return the CompletedProcess."""
+    import subprocess
+    return subprocess.run([sys.executable, str(ROOT / path), *args], capture_output=True, text=True,
+                          timeout=timeout, env={**os.environ, **(env or {})}, cwd=ROOT)
