@@ -381,8 +381,9 @@ def warm_up(client: Client) -> None:
     from prompt import load_prompt  # 02-forcing-a-valid-answer
 
     built = load_prompt()
-    say(f"warming up: processing the {len(built.system_prompt):,}-character system prompt once "
-        "(about 2-3 minutes on 2 cores for the 1.5B model; later requests reuse it)")
+    count = len(client.tokenize(built.system_prompt))
+    say(f"warming up: processing the {count:,}-token system prompt once; on 2 CPU cores this takes "
+        "about 1 minute for the 0.5B model and 3-4 for the 1.5B (later requests reuse it)")
     started = time.monotonic()
     result = ask_code(client, built, "hello")
     timings = result.timings

@@ -55,6 +55,7 @@ def main() -> int:
     tokens = letter_tokens(client, "ABCDEFGHIJKLMNOPQRSTUVWXYZ")
     print(f"server: {client.url}  model: {info['model']}  build: {info['build']}\n")
     right = 0
+    width = max(len(intent.name) for intent in built.codes.values())
     for text, gold in items:
         reply = ask_code(client, built, text, top_logprobs=TOP_LOGPROBS)
         answer = answer_of(reply, built, tokens)
@@ -62,7 +63,7 @@ def main() -> int:
         if answer is None:
             print(f"  -> {reply.status} ({reply.error or repr(reply.content)})  {reply.wall_ms:.0f} ms")
         else:
-            print(f"  -> {answer.intent:<34} code {answer.code}  confidence {answer.confidence:.2f}"
+            print(f"  -> {answer.intent:<{width}} code {answer.code}  confidence {answer.confidence:.2f}"
                   f"  (P(group) {answer.p_group:.2f} x P(intent|group) {answer.p_intent_given_group:.2f})"
                   f"  {reply.wall_ms:.0f} ms")
         if gold is not None:

@@ -69,10 +69,12 @@ def build_prompt(labels: LabelSet, examples_per_intent: int = 5, descriptions: b
         lines.append("")
         letters = "".join(intent.letter for intent in group.intents)
         intent_letters[group.letter] = letters
-        # One alternative per group: that group's letter, a hyphen, one of its intent letters.
-        rules.append(f'"{group.letter}" "-" [{letters}]')
+        # One rule per group: that group's letter, a hyphen, one of its intent letters.
+        rules.append(f'group-{group.letter.lower()} ::= "{group.letter}" "-" [{letters}]')
     lines.append("Answer with the code only, for example C-F.")
-    grammar = "root ::= " + "\n       | ".join(rules) + "\n"
+    # GBNF ends a rule at a newline, so root lists the group rules on one line.
+    root = "root ::= " + " | ".join(f"group-{g.letter.lower()}" for g in labels.groups)
+    grammar = "\n".join([root, *rules]) + "\n"
     codes = {intent.code: intent for intent in labels.intents}
     return BuiltPrompt("\n".join(lines), grammar, codes, "".join(g.letter for g in labels.groups), intent_letters)
 

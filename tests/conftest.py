@@ -43,9 +43,3 @@ def letter_ids(client):
     from tokens import letter_tokens
     return letter_tokens(client, "ABCDEFGHIJKLMNOPQRSTUVWXYZ")
 
-
-def run_script(path: str, *args: str, env: dict | None = None, timeout: float = 900):
-    """Run a post's script as a reader would; return the CompletedProcess."""
-    import subprocess
-    return subprocess.run([sys.executable, str(ROOT / path), *args], capture_output=True, text=True,
-                          timeout=timeout, env={**os.environ, **(env or {})}, cwd=ROOT)

@@ -17,7 +17,7 @@ def built():
 def grammar_codes(grammar: str) -> set[str]:
     """Expand every '"G" "-" [letters]' alternative of the grammar into its codes."""
     codes = set()
-    for group, letters in re.findall(r'"([A-Z])" "-" \[([A-Z]+)\]', grammar):
+    for group, letters in re.findall(r'^group-[a-z] ::= "([A-Z])" "-" \[([A-Z]+)\]$', grammar, re.MULTILINE):
         codes |= {f"{group}-{letter}" for letter in letters}
     return codes
 
@@ -27,10 +27,10 @@ def test_grammar_allows_exactly_the_codes_of_the_table(built):
     assert len(built.codes) == 77
 
 
-def test_grammar_has_one_alternative_per_group_and_nothing_else(built):
+def test_grammar_has_a_root_and_one_rule_per_group_and_nothing_else(built):
     lines = built.grammar.strip().splitlines()
-    assert lines[0].startswith("root ::= ")
-    assert len(lines) == len(built.group_letters) == 8
+    assert lines[0] == "root ::= " + " | ".join(f"group-{g}" for g in "abcdefgh")
+    assert len(lines) == 1 + len(built.group_letters) == 9
 
 
 def test_every_code_appears_in_the_prompt_with_its_intent(built):
