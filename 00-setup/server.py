@@ -97,8 +97,10 @@ SHORT_NAMES = {"qwen2.5-coder-1.5b": "qwen2.5-coder-1.5b-instruct-q4_k_m",
                "qwen2.5-coder-0.5b": "qwen2.5-coder-0.5b-instruct-q4_k_m"}
 DEFAULT_MODEL = "qwen2.5-coder-1.5b-instruct-q4_k_m"
 
-# Two slots, each with room for the ~8k-token system prompt, a message and the code.
-PARALLEL = 2
+# One slot with room for the ~7k-token system prompt, a message and the code. One
+# slot because a CPU has no compute to spare for a second, and each slot would pay
+# the prompt's prefill (minutes on a CPU) separately.
+PARALLEL = 1
 CONTEXT_PER_SLOT = 10240
 
 
@@ -328,7 +330,7 @@ def start_server(model_name: str, host: str = "127.0.0.1", timeout_s: float = 30
     command = [
         str(binary), "--model", str(model_path), "--alias", alias,
         "--host", host, "--port", str(port),
-        "--ctx-size", str(parallel * context_per_slot), "--parallel", str(parallel), "--kv-unified",
+        "--ctx-size", str(parallel * context_per_slot), "--parallel", str(parallel),
         "--reasoning", "off", "--jinja", "--no-webui",
     ]
     with open(log, "w") as out:
