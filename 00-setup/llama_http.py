@@ -203,24 +203,20 @@ class Client:
         return self.post("/v1/chat/completions", payload)
 
 
-def exit_on_server_errors(main):
+def exit_on_server_errors(main, also: tuple[type[Exception], ...] = ()) -> int:
     """Run main() and turn the errors a reader can cause into one line and an exit code.
 
-    ServerUnreachable / ServerLoading -> exit 2 with how to start the server;
-    ServerError (a refused request), ValueError (bad input), OSError (a
-    missing file, a failed download) -> exit 2;
-    KeyboardInterrupt -> exit 130 after what is finished was kept.
+    ServerUnreachable / ServerLoading (the message says how to start the
+    server), ServerError (a refused request), ValueError (bad input), OSError
+    (a missing file, a dataset that cannot be downloaded) and the exception
+    types in `also` -> exit 2. KeyboardInterrupt -> exit 130, after what was
+    finished has been kept.
     """
     try:
-        code = main()
-    except (ServerUnreachable, ServerLoading) as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
-    except (ServerError, ValueError, OSError) as error:
-        # OSError covers a missing file and a dataset that cannot be downloaded.
+        return main() or 0
+    except (ServerUnreachable, ServerLoading, ServerError, ValueError, OSError, *also) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("\ninterrupted", file=sys.stderr)
         return 130
-    return code or 0

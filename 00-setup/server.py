@@ -39,7 +39,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # noqa: E402,F401  (puts the post folders on sys.path)
-from llama_http import Client, ServerError, ServerLoading, ServerUnreachable, server_url  # noqa: E402
+from llama_http import Client, ServerError, ServerLoading, ServerUnreachable, exit_on_server_errors, server_url  # noqa: E402
 
 # llama-cpp-python 0.3.36 vendors llama.cpp build 11312, commit 0c1e57098 (its CHANGELOG).
 LLAMA_CPP_PYTHON = "0.3.36"
@@ -415,46 +415,36 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     port = Client().port
-    try:
-        if args.command == "build":
-            say(f"llama-server: {build_server(args.jobs)}")
-        elif args.command == "model":
-            if args.url:
-                if not args.sha256:
-                    parser.error("--url needs --sha256")
-                path = install_url_model(args.url, args.sha256, args.name)
-            else:
-                path = install_model(args.name)
-            say(f"model: {path}")
-        elif args.command == "start":
-            if args.parallel < 1:
-                parser.error("--parallel must be at least 1")
-            start_server(args.model, args.host, args.timeout, args.parallel)
-            client = Client()
-            info = client.model_info()
-            if not args.no_warm_up:
-                warm_up(client)
-            say(f"server: {client.url}  model: {info['model']}  build: {info['build']}")
-            say("stop it with: python3 00-setup/server.py stop")
-        elif args.command == "stop":
-            say("stopped" if stop_server(port) else f"no server started by this script on port {port}")
-        elif args.command == "status":
-            record = running(port)
-            if record is None:
-                say(f"no server started by this script on port {port}; {Client().url} -> start with: python3 00-setup/server.py start")
-                return 1
-            say(f"running: pid {record['pid']}, {record['model']} at {record['url']} (log: {record['log']})")
-    except SetupError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
-    except (ServerUnreachable, ServerLoading, ServerError) as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("\ninterrupted", file=sys.stderr)
-        return 130
+    if args.command == "build":
+        say(f"llama-server: {build_server(args.jobs)}")
+    elif args.command == "model":
+        if args.url:
+            if not args.sha256:
+                parser.error("--url needs --sha256")
+            path = install_url_model(args.url, args.sha256, args.name)
+        else:
+            path = install_model(args.name)
+        say(f"model: {path}")
+    elif args.command == "start":
+        if args.parallel < 1:
+            parser.error("--parallel must be at least 1")
+        start_server(args.model, args.host, args.timeout, args.parallel)
+        client = Client()
+        info = client.model_info()
+        if not args.no_warm_up:
+            warm_up(client)
+        say(f"server: {client.url}  model: {info['model']}  build: {info['build']}")
+        say("stop it with: python3 00-setup/server.py stop")
+    elif args.command == "stop":
+        say("stopped" if stop_server(port) else f"no server started by this script on port {port}")
+    elif args.command == "status":
+        record = running(port)
+        if record is None:
+            say(f"no server started by this script on port {port}; {Client().url} -> start with: python3 00-setup/server.py start")
+            return 1
+        say(f"running: pid {record['pid']}, {record['model']} at {record['url']} (log: {record['log']})")
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(exit_on_server_errors(main, also=(SetupError,)))

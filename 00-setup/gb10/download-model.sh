@@ -62,24 +62,8 @@ Exit status: 0 verified, 1 a setting, the download or the checksum failed,
 EOF
 }
 
-die() {
-    echo "$SCRIPT_NAME: error: $*" >&2
-    exit 1
-}
-
-# Print a command the way a shell would read it back.
-show() {
-    printf '+'
-    printf ' %q' "$@"
-    printf '\n'
-}
-
-run() {
-    show "$@"
-    if [ "$DRY_RUN" -eq 0 ]; then
-        "$@"
-    fi
-}
+# shellcheck source=SCRIPTDIR/lib.sh
+source "$SCRIPT_DIR/lib.sh"
 
 # sha256sum -c on one file, the checksum line given on stdin.
 verify() {
@@ -91,13 +75,7 @@ verify() {
     fi
 }
 
-for arg in "$@"; do
-    case "$arg" in
-        --help | -h) usage; exit 0 ;;
-        --dry-run) DRY_RUN=1 ;;
-        *) echo "$SCRIPT_NAME: unknown argument: $arg (try --help)" >&2; exit 2 ;;
-    esac
-done
+parse_args "$@"
 
 # --- Check the settings -----------------------------------------------------
 [ -n "$MODEL_SHA256" ] \
