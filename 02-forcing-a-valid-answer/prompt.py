@@ -43,6 +43,11 @@ class BuiltPrompt:
     group_letters: str
     intent_letters: dict[str, str]
 
+    @property
+    def by_intent(self) -> dict[str, Intent]:
+        """intent name -> Intent (its .code is the code to expect)."""
+        return {intent.name: intent for intent in self.codes.values()}
+
 
 def build_prompt(labels: LabelSet, examples_per_intent: int = 5, descriptions: bool = True) -> BuiltPrompt:
     """Build system prompt, grammar and code table from a label set.

@@ -14,16 +14,16 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # noqa: E402,F401  (puts the post folders on sys.path)
 from banking77 import load_split  # noqa: E402
+from batch import base_record, run_messages  # noqa: E402
 from decision import ask_code, request_settings  # noqa: E402
 from llama_http import Client, exit_on_server_errors  # noqa: E402
 from prompt import load_prompt  # noqa: E402
-from results_file import RESULTS, ResultsFile  # noqa: E402
+from results_file import RESULTS  # noqa: E402
 
 
 def percent(part: int, whole: int) -> str:
@@ -44,35 +44,16 @@ def main() -> int:
     out = args.out or RESULTS / f"codes-banking77-{args.split}{'' if grammar else '-nogrammar'}.jsonl"
     messages = load_split(args.split)[: args.limit]
     built = load_prompt()
-    code_of = {intent.name: code for code, intent in built.codes.items()}
     client = Client()
     info = client.model_info()
     settings = request_settings(built, grammar)
-    settings.pop("grammar", None)  # the grammar is rebuilt from the data file; don't repeat it per line
+    settings.pop("grammar", None)  # rebuilt from the data file; not repeated on every line
 
-    with ResultsFile(out) as results:
-        todo = [m for m in messages if m.id not in results.done]
-        print(f"{args.split}: {len(messages)} messages, {len(messages) - len(todo)} already in {out}, "
-              f"{len(todo)} to go  (model {info['model']}, grammar {'on' if grammar else 'off'})")
-        started = time.monotonic()
-        for number, message in enumerate(todo, start=1):
-            reply = ask_code(client, built, message.text, grammar=grammar)
-            gold_code = code_of[message.intent]
-            results.append({
-                "id": message.id, "text": message.text,
-                "gold_intent": message.intent, "gold_code": gold_code,
-                "status": reply.status, "code": reply.code,
-                "intent": built.codes[reply.code].name if reply.code else None,
-                "correct": reply.code == gold_code,
-                "right_group": reply.code is not None and reply.code[0] == gold_code[0],
-                "retried": reply.retried, "content": reply.content, "error": reply.error,
-                "wall_ms": round(reply.wall_ms, 2), "timings": reply.timings,
-                "model": info["model"], "build": info["build"], "grammar": grammar, "settings": settings,
-            })
-            if number % 10 == 0 or number == len(todo):
-                elapsed = time.monotonic() - started
-                print(f"  {number}/{len(todo)}  {elapsed:.0f} s  ({number / elapsed:.2f} messages/s)", flush=True)
-        records = [r for r in results.records if r["id"] in {m.id for m in messages}]
+    def make_record(message):
+        return base_record(message, ask_code(client, built, message.text, grammar=grammar), built, info["model"], settings)
+
+    what = f"{args.split} (model {info['model']}, grammar {'on' if grammar else 'off'})"
+    records = run_messages(messages, out, make_record, what)
 
     n = len(records)
     valid = sum(r["status"] == "ok" for r in records)

@@ -1,0 +1,60 @@
+"""Typed requests over a list of messages, one JSONL line each, resumable.
+
+02's run.py and 03's run.py both go through run_messages(): it skips the
+messages already in the results file, shows progress, and keeps every finished
+line when interrupted. What goes into a line is the caller's make_record().
+"""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Callable
+
+from banking77 import Message
+from decision import CodeReply
+from prompt import BuiltPrompt
+from results_file import ResultsFile
+
+
+def base_record(message: Message, reply: CodeReply, built: BuiltPrompt, model: str, settings: dict) -> dict:
+    """The fields every typed-request line has.
+
+    id, text, gold_intent, gold_code, status, code, intent, correct (bool),
+    right_group (bool), retried (bool), content (raw reply), error, wall_ms
+    (client time, ms), timings (the server's), model, build (the server's
+    system_fingerprint) and settings (the request settings, grammar left out:
+    it is rebuilt from the data file).
+    """
+    gold_code = built.by_intent[message.intent].code
+    response = reply.response or {}
+    return {
+        "id": message.id, "text": message.text,
+        "gold_intent": message.intent, "gold_code": gold_code,
+        "status": reply.status, "code": reply.code,
+        "intent": built.codes[reply.code].name if reply.code else None,
+        "correct": reply.code == gold_code,
+        "right_group": reply.code is not None and reply.code[0] == gold_code[0],
+        "retried": reply.retried, "content": reply.content, "error": reply.error,
+        "wall_ms": round(reply.wall_ms, 2), "timings": reply.timings,
+        "model": model, "build": response.get("system_fingerprint"), "settings": settings,
+    }
+
+
+def run_messages(messages: list[Message], out: Path, make_record: Callable[[Message], dict], what: str) -> list[dict]:
+    """Write make_record(message) for every message not yet in `out`; return all their records.
+
+    Prints one header line, then progress every 10 messages (count, seconds,
+    messages per second). Ctrl-C raises KeyboardInterrupt after the last
+    finished line is on disk; the same call later resumes after it.
+    """
+    with ResultsFile(out) as results:
+        todo = [m for m in messages if m.id not in results.done]
+        print(f"{what}: {len(messages)} messages, {len(messages) - len(todo)} already in {out}, {len(todo)} to go")
+        started = time.monotonic()
+        for number, message in enumerate(todo, start=1):
+            results.append(make_record(message))
+            if number % 10 == 0 or number == len(todo):
+                elapsed = time.monotonic() - started
+                print(f"  {number}/{len(todo)}  {elapsed:.0f} s  ({number / elapsed:.2f} messages/s)", flush=True)
+        wanted = {m.id for m in messages}
+        return [r for r in results.records if r["id"] in wanted]
