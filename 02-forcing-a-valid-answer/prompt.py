@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -35,6 +35,7 @@ class BuiltPrompt:
     codes: code -> Intent, in prompt order (dict).
     group_letters: the valid first letters, e.g. "ABCDEFGH" (str).
     intent_letters: group letter -> the valid intent letters of that group (dict).
+    group_names: group letter -> the group's name (dict).
     """
 
     system_prompt: str
@@ -42,6 +43,7 @@ class BuiltPrompt:
     codes: dict[str, Intent]
     group_letters: str
     intent_letters: dict[str, str]
+    group_names: dict[str, str] = field(default_factory=dict)
 
     @property
     def by_intent(self) -> dict[str, Intent]:
@@ -81,7 +83,8 @@ def build_prompt(labels: LabelSet, examples_per_intent: int = 5, descriptions: b
     root = "root ::= " + " | ".join(f"group-{g.letter.lower()}" for g in labels.groups)
     grammar = "\n".join([root, *rules]) + "\n"
     codes = {intent.code: intent for intent in labels.intents}
-    return BuiltPrompt("\n".join(lines), grammar, codes, "".join(g.letter for g in labels.groups), intent_letters)
+    group_names = {group.letter: group.name for group in labels.groups}
+    return BuiltPrompt("\n".join(lines), grammar, codes, "".join(group_names), intent_letters, group_names)
 
 
 def load_prompt(examples_per_intent: int = 5, descriptions: bool = True) -> BuiltPrompt:
