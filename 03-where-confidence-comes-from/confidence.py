@@ -141,3 +141,27 @@ def typed_answer(response: dict, built: BuiltPrompt, tokens: LetterTokens) -> Ty
 def answer_of(reply: CodeReply, built: BuiltPrompt, tokens: LetterTokens) -> TypedAnswer | None:
     """typed_answer() of a CodeReply with status "ok", else None."""
     return typed_answer(reply.response, built, tokens) if reply.status == "ok" else None
+
+
+def answer_fields(answer: TypedAnswer | None) -> dict:
+    """The fields a results line gets from a TypedAnswer (see run.py).
+
+    For no answer (status not ok) the confidence is 0.0, so no threshold acts
+    on it, and every other field is None.
+    """
+    if answer is None:
+        return {"confidence": 0.0, "p_group": None, "p_intent_given_group": None,
+                "group_distribution": None, "intent_distribution": None,
+                "off_label_group": None, "off_label_intent": None,
+                "missing_letters": None, "tokens_in_code": None}
+    return {
+        "confidence": answer.confidence,
+        "p_group": answer.p_group,
+        "p_intent_given_group": answer.p_intent_given_group,
+        "group_distribution": answer.group_step.distribution,
+        "intent_distribution": answer.intent_step.distribution,
+        "off_label_group": answer.group_step.off_label_mass,
+        "off_label_intent": answer.intent_step.off_label_mass,
+        "missing_letters": answer.missing_letters,
+        "tokens_in_code": answer.tokens_in_code,
+    }

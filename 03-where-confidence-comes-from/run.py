@@ -16,7 +16,6 @@ confidence never acts on it.
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 from pathlib import Path
 
@@ -24,72 +23,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # noqa: E402,F401  (puts the post folders on sys.path)
 from banking77 import load_split  # noqa: E402
 from batch import base_record, run_messages  # noqa: E402
-from confidence import answer_of  # noqa: E402
+from confidence import answer_of, answer_fields  # noqa: E402
 from decision import ask_code, request_settings  # noqa: E402
 from llama_http import Client, exit_on_server_errors  # noqa: E402
 from prompt import load_prompt  # noqa: E402
 from results_file import RESULTS  # noqa: E402
+from summary import print_summary  # noqa: E402
 from tokens import letter_tokens  # noqa: E402
-
-RANGES = ((0.0, 0.5), (0.5, 0.7), (0.7, 0.9), (0.9, 0.99), (0.99, 1.0))
-
-
-def confidence_fields(answer) -> dict:
-    """The post-03 fields of a line; all None for an answer without a code."""
-    if answer is None:
-        return {"confidence": 0.0, "p_group": None, "p_intent_given_group": None,
-                "group_distribution": None, "intent_distribution": None,
-                "off_label_group": None, "off_label_intent": None,
-                "missing_letters": None, "tokens_in_code": None}
-    return {
-        "confidence": answer.confidence,
-        "p_group": answer.p_group,
-        "p_intent_given_group": answer.p_intent_given_group,
-        "group_distribution": answer.group_step.distribution,
-        "intent_distribution": answer.intent_step.distribution,
-        "off_label_group": answer.group_step.off_label_mass,
-        "off_label_intent": answer.intent_step.off_label_mass,
-        "missing_letters": answer.missing_letters,
-        "tokens_in_code": answer.tokens_in_code,
-    }
-
-
-def in_range(confidence: float, low: float, high: float) -> bool:
-    """Ranges are [low, high), the last one [0.99, 1.0] with 1.0 included."""
-    return low <= confidence < high or (high == 1.0 and confidence == 1.0)
-
-
-def percentile_95(values: list[float]) -> float:
-    """The 95th percentile, interpolated between order statistics (statistics.quantiles, inclusive)."""
-    return values[0] if len(values) == 1 else statistics.quantiles(values, n=20, method="inclusive")[-1]
-
-
-def print_summary(records: list[dict]) -> None:
-    """The summary block of post 03; seconds are the requests' wall time added up (a resumed run counts all)."""
-    n = len(records)
-    seconds = sum(r["wall_ms"] for r in records) / 1000
-    right = [r for r in records if r["correct"]]
-    wrong = [r for r in records if not r["correct"]]
-    ok = [r for r in records if r["status"] == "ok"]
-    print(f"\n{n} messages, {seconds:.0f} s of requests ({n / seconds:.2f} messages/s)")
-    failed = {s: sum(r["status"] == s for r in records) for s in ("invalid", "too_long", "error")}
-    print(f"valid codes {len(ok)} ({100 * len(ok) / n:.1f}%)" + "".join(f", {s} {c}" for s, c in failed.items() if c))
-    print(f"correct {len(right)} ({100 * len(right) / n:.1f}%), right group {sum(r['right_group'] for r in records)} "
-          f"({100 * sum(r['right_group'] for r in records) / n:.1f}%)")
-    for label, group in (("right", right), ("wrong", wrong)):
-        if group:
-            print(f"median confidence when {label}: {statistics.median(r['confidence'] for r in group):.3f}")
-    for step in ("group", "intent"):
-        masses = [r[f"off_label_{step}"] for r in ok]
-        if masses:
-            print(f"off-label mass, {step} step: median {statistics.median(masses):.4f}, "
-                  f"95th percentile {percentile_95(masses):.4f}, max {max(masses):.4f}")
-    print(f"\n{'confidence':<12} {'answers':>7} {'accuracy':>9}")
-    for low, high in RANGES:
-        inside = [r for r in records if in_range(r["confidence"], low, high)]
-        accuracy = f"{100 * sum(r['correct'] for r in inside) / len(inside):8.1f}%" if inside else "        -"
-        print(f"{low:.2f}-{high:<7.2f} {len(inside):7d} {accuracy}")
-
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -114,7 +54,7 @@ def main() -> int:
 
     def make_record(message):
         reply = ask_code(client, built, message.text, top_logprobs=args.top_logprobs)
-        return {**base_record(message, reply, built, model, settings), **confidence_fields(answer_of(reply, built, tokens))}
+        return {**base_record(message, reply, built, model, settings), **answer_fields(answer_of(reply, built, tokens))}
 
     records = run_messages(messages, out, make_record, f"{args.split} (model {model}, top_logprobs {args.top_logprobs})")
     print_summary(records)

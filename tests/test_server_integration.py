@@ -174,3 +174,24 @@ def test_ctrl_c_keeps_finished_lines_and_a_rerun_resumes(tmp_path):
     assert resumed.returncode == 0, resumed.stderr
     ids = [json.loads(line)["id"] for line in out.read_text().splitlines()]
     assert len(ids) == 12 and len(set(ids)) == 12 and ids[: len(kept)] == [r["id"] for r in kept]
+
+
+def test_confidence_run_writes_five_well_formed_lines_and_a_rerun_adds_none(tmp_path):
+    out = tmp_path / "banking77-test.jsonl"
+    first = run_script("03-where-confidence-comes-from/run.py", "--split", "test", "--limit", "5", "--out", str(out))
+    assert first.returncode == 0, first.stderr
+    assert "median confidence when" in first.stdout and "0.99-1.00" in first.stdout
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(records) == 5
+    for record in records:
+        assert isinstance(record["id"], str) and isinstance(record["text"], str)
+        assert isinstance(record["correct"], bool) and isinstance(record["confidence"], float)
+        assert record["status"] == "ok" and record["build"] and record["model"]
+        assert 0.0 <= record["confidence"] <= 1.0
+        assert record["confidence"] == pytest.approx(record["p_group"] * record["p_intent_given_group"])
+        assert sum(record["group_distribution"].values()) == pytest.approx(1.0)
+        assert 0.0 <= record["off_label_group"] <= 1.0 and record["tokens_in_code"] in (2, 3)
+        assert record["settings"]["top_logprobs"] == 30
+    second = run_script("03-where-confidence-comes-from/run.py", "--split", "test", "--limit", "5", "--out", str(out))
+    assert second.returncode == 0 and "0 to go" in second.stdout
+    assert len(out.read_text().splitlines()) == 5

@@ -1,0 +1,49 @@
+"""Post 03's summary block: confidence ranges, the 95th percentile, the printout."""
+import random
+
+import numpy as np
+import pytest
+from summary import RANGES, in_range, percentile_95, print_summary
+
+
+@pytest.mark.parametrize("confidence, expected", [
+    (0.0, (0.0, 0.5)),     # 0 goes to the first range
+    (0.5, (0.5, 0.7)),     # an edge goes to the range above
+    (0.9, (0.9, 0.99)),
+    (0.99, (0.99, 1.0)),
+    (1.0, (0.99, 1.0)),    # 1 goes to the last range
+])
+def test_every_confidence_falls_in_exactly_one_range(confidence, expected):
+    assert [r for r in RANGES if in_range(confidence, *r)] == [expected]
+
+
+def test_95th_percentile_matches_numpy_linear_interpolation():
+    rng = random.Random(7)
+    for size in (1, 2, 3, 20, 101):
+        values = [rng.random() for _ in range(size)]
+        assert percentile_95(values) == pytest.approx(float(np.percentile(values, 95)), abs=1e-12)
+
+
+def record(correct, confidence, status="ok", group_mass=0.1, intent_mass=0.2):
+    return {"correct": correct, "right_group": correct, "confidence": confidence, "status": status,
+            "wall_ms": 500.0, "off_label_group": group_mass if status == "ok" else None,
+            "off_label_intent": intent_mass if status == "ok" else None}
+
+
+def test_summary_prints_counts_medians_and_range_table_by_hand(capsys):
+    records = [record(True, 0.95), record(True, 0.6), record(False, 0.3), record(False, 0.0, status="invalid")]
+    print_summary(records)
+    out = capsys.readouterr().out
+    assert "4 messages, 2 s of requests (2.00 messages/s)" in out        # 4 x 500 ms
+    assert "valid codes 3 (75.0%), invalid 1" in out
+    assert "correct 2 (50.0%)" in out
+    assert "median confidence when right: 0.775" in out                   # (0.95 + 0.6) / 2
+    assert "median confidence when wrong: 0.150" in out                   # (0.3 + 0.0) / 2
+    assert "0.00-0.50          2      0.0%" in out
+    assert "0.50-0.70          1    100.0%" in out
+    assert "0.70-0.90          0         -" in out
+
+
+def test_summary_of_nothing_says_so(capsys):
+    print_summary([])
+    assert "no messages" in capsys.readouterr().out
