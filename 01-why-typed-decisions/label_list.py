@@ -1,6 +1,6 @@
 """A label list: the 77 intent names in the prompt, no grammar.
 
-    python3 01-why-typed-decisions/label_list.py              # 200 calibration messages
+    python3 01-why-typed-decisions/label_list.py              # 200 calibration messages, all intents
     python3 01-why-typed-decisions/label_list.py --limit 50
 
 Better than free text, but nothing makes the model keep to the list. Each reply
@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # noqa: E402,F401  (puts the post folders on sys.path)
-from banking77 import load_labels, load_split  # noqa: E402
+from banking77 import load_labels, load_split, spread  # noqa: E402
 from llama_http import Client, exit_on_server_errors  # noqa: E402
 
 
@@ -51,7 +51,7 @@ def main() -> int:
     if args.limit < 1:
         parser.error("--limit must be 1 or more")
     names = [intent.name for intent in load_labels().intents]
-    messages = load_split(args.split)[: args.limit]
+    messages = spread(load_split(args.split))[: args.limit]
     client = Client()
     print(f"model: {client.model_info()['model']}  {len(messages)} {args.split} messages, 77 labels in the prompt, no grammar\n")
     system = label_prompt(names)

@@ -3,7 +3,7 @@
     python3 01-why-typed-decisions/throughput.py                  # 20 requests, 1 then 2 at a time
     python3 01-why-typed-decisions/throughput.py --requests 40 --concurrent 4
 
-The server has a fixed number of slots (00-setup starts 2). Requests beyond
+The server has a fixed number of slots (00-setup starts 1). Requests beyond
 that wait in a queue, so more concurrency raises requests per second only
 while slots are free and the machine has cores to spare. Prints requests/s and
 the median and 95th-percentile latency for each setting.
@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # noqa: E402,F401  (puts the post folders on sys.path)
-from banking77 import load_split  # noqa: E402
+from banking77 import load_split, spread  # noqa: E402
 from decision import ask_code  # noqa: E402
 from llama_http import Client, exit_on_server_errors  # noqa: E402
 from prompt import load_prompt  # noqa: E402
@@ -43,7 +43,7 @@ def main() -> int:
         parser.error("--requests and --concurrent must be 1 or more")
     client = Client()
     built = load_prompt()
-    texts = [m.text for m in load_split("calib")[: args.requests]]
+    texts = [m.text for m in spread(load_split("calib"))[: args.requests]]
     slots = client.get("/props").get("total_slots", "?")
     print(f"model: {client.model_info()['model']}  server slots: {slots}  {args.requests} typed requests per setting\n")
     ask_code(client, built, "hello")  # the system prompt is processed here, not inside the first measurement

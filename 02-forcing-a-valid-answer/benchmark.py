@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # noqa: E402,F401  (puts the post folders on sys.path)
-from banking77 import load_split  # noqa: E402
+from banking77 import load_split, spread  # noqa: E402
 from decision import ask_code  # noqa: E402
 from llama_http import Client, exit_on_server_errors  # noqa: E402
 from prompt import load_prompt  # noqa: E402
@@ -38,7 +38,7 @@ def main() -> int:
     info = client.model_info()
     ask_code(client, built, "hello")  # pay the system prompt's prefill before measuring
     walls, servers = [], []
-    for message in load_split("calib")[: args.requests]:
+    for message in spread(load_split("calib"))[: args.requests]:
         reply = ask_code(client, built, message.text, top_logprobs=args.top_logprobs)
         if reply.status != "ok" or reply.retried:
             continue  # a retry is two requests; compare like with like

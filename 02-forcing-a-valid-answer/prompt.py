@@ -100,11 +100,12 @@ def main() -> int:
     parser.add_argument("--no-descriptions", action="store_true", help="leave the intent descriptions out")
     args = parser.parse_args()
     built = load_prompt(args.examples, not args.no_descriptions)
-    if not args.grammar:
+    if not args.grammar and not args.count:
         print("=== system prompt ===")
         print(built.system_prompt)
-    print("=== GBNF grammar ===")
-    print(built.grammar)
+    if not args.count:
+        print("=== GBNF grammar ===")
+        print(built.grammar)
     print(f"{len(built.codes)} codes in {len(built.group_letters)} groups; "
           f"system prompt: {len(built.system_prompt):,} characters")
     if args.count:

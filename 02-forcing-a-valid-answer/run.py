@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # noqa: E402,F401  (puts the post folders on sys.path)
-from banking77 import load_split  # noqa: E402
+from banking77 import load_split, spread  # noqa: E402
 from batch import base_record, run_messages  # noqa: E402
 from decision import ask_code, request_settings  # noqa: E402
 from llama_http import Client, exit_on_server_errors  # noqa: E402
@@ -33,7 +33,7 @@ def percent(part: int, whole: int) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--split", choices=("calib", "test"), default="calib", help="which messages (default: calib)")
-    parser.add_argument("--limit", type=int, help="only the first N messages of the split")
+    parser.add_argument("--limit", type=int, help="only N messages, spread evenly over the intents")
     parser.add_argument("--no-grammar", action="store_true", help="send the prompt without the grammar")
     parser.add_argument("--out", type=Path, help="results file (default: results/codes-banking77-<split>.jsonl)")
     args = parser.parse_args()
@@ -42,7 +42,7 @@ def main() -> int:
 
     grammar = not args.no_grammar
     out = args.out or RESULTS / f"codes-banking77-{args.split}{'' if grammar else '-nogrammar'}.jsonl"
-    messages = load_split(args.split)[: args.limit]
+    messages = spread(load_split(args.split))[: args.limit]  # any prefix covers all intents
     built = load_prompt()
     client = Client()
     info = client.model_info()

@@ -21,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # noqa: E402,F401  (puts the post folders on sys.path)
-from banking77 import load_split  # noqa: E402
+from banking77 import load_split, spread  # noqa: E402
 from batch import base_record, run_messages  # noqa: E402
 from confidence import answer_of, answer_fields  # noqa: E402
 from decision import ask_code, request_settings  # noqa: E402
@@ -34,7 +34,7 @@ from tokens import letter_tokens  # noqa: E402
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--split", choices=("calib", "test"), default="calib", help="which messages (default: calib)")
-    parser.add_argument("--limit", type=int, help="only the first N messages of the split")
+    parser.add_argument("--limit", type=int, help="only N messages, spread evenly over the intents")
     parser.add_argument("--top-logprobs", type=int, default=30, help="candidates per token (default: 30)")
     parser.add_argument("--out", type=Path, help="results file (default: results/banking77-<split>.jsonl)")
     args = parser.parse_args()
@@ -44,7 +44,7 @@ def main() -> int:
         parser.error("--top-logprobs must be 1 or more: confidence is read from the candidates")
 
     out = args.out or RESULTS / f"banking77-{args.split}.jsonl"
-    messages = load_split(args.split)[: args.limit]
+    messages = spread(load_split(args.split))[: args.limit]  # any prefix covers all intents
     built = load_prompt()
     client = Client()
     model = client.model_info()["model"]

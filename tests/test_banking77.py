@@ -20,7 +20,7 @@ from datafiles import DATA_ENV  # noqa: E402
 # Tests read the offline mirror unless the caller points elsewhere.
 os.environ.setdefault(DATA_ENV, str(ROOT.parent / "shared" / "datasets"))
 
-from banking77 import LABELS_FILE, check_labels, load_labels, load_rows, load_split  # noqa: E402
+from banking77 import LABELS_FILE, Message, check_labels, load_labels, load_rows, load_split, spread  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -183,3 +183,17 @@ def test_make_banking77_is_deterministic_and_matches_committed_file(tmp_path):
         outputs.append(copy_path.read_bytes())
     assert outputs[0] == outputs[1] == LABELS_FILE.read_bytes()
 
+
+
+def test_spread_deals_one_message_per_intent_before_any_second():
+    calib = load_split("calib")
+    dealt = spread(calib)
+    assert sorted(m.id for m in dealt) == sorted(m.id for m in calib)
+    assert len({m.intent for m in dealt[:77]}) == 77
+    assert len({m.intent for m in dealt[77:154]}) == 77
+
+
+def test_spread_by_hand_with_uneven_intents():
+    a1, a2, a3, b1 = (Message(f"x-{i}", "t", intent) for i, intent in enumerate("aaab"))
+    assert spread([a1, a2, a3, b1]) == [a1, b1, a2, a3]
+    assert spread([]) == []
