@@ -52,7 +52,7 @@ def main() -> int:
     client = Client()
     info = client.model_info()
     built = load_prompt()
-    tokens = letter_tokens(client, "ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+    tokens = letter_tokens(client)
     print(f"server: {client.url}  model: {info['model']}  build: {info['build']}\n")
     right = 0
     width = max(len(intent.name) for intent in built.codes.values())

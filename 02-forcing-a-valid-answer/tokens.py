@@ -11,6 +11,7 @@ second. This script asks the server's /tokenize and says so, or says what to do.
 from __future__ import annotations
 
 import argparse
+import string
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,8 +43,8 @@ def single_token(client: Client, text: str) -> int | None:
     return pieces[0][0] if len(pieces) == 1 and pieces[0][1] == text else None
 
 
-def letter_tokens(client: Client, letters: str) -> LetterTokens:
-    """Look up the token ids of every letter, of '-' + letter, and of '-'.
+def letter_tokens(client: Client, letters: str = string.ascii_uppercase) -> LetterTokens:
+    """Look up the token ids of every letter (default 'A'..'Z'), of '-' + letter, and of '-'.
 
     Raises ValueError naming the pieces that are not single tokens: then the
     renormalization of post 03 cannot read a letter's probability from one
@@ -76,10 +77,9 @@ def main() -> int:
         shown = "  ".join(f"{piece!r}:{token_id}" for token_id, piece in pieces)
         print(f"{text!r} -> {len(pieces)} tokens: {shown}")
 
-    letters = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
     print("\nEvery piece a code can be written with, as one token each?")
     try:
-        table = letter_tokens(client, letters)
+        table = letter_tokens(client)
     except ValueError as error:
         print(f"NO: {error}")
         print("What to do: pick code symbols that are single tokens for this model (try digits, or\n"

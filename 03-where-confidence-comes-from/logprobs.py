@@ -47,7 +47,7 @@ def main() -> int:
         parser.error("--top-logprobs must be 1 or more")
     client = Client()
     built = load_prompt()
-    tokens = letter_tokens(client, "ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+    tokens = letter_tokens(client)
     reply = ask_code(client, built, args.message, top_logprobs=args.top_logprobs)
     print(f"model: {client.model_info()['model']}\nmessage: {args.message}")
     if reply.status != "ok":

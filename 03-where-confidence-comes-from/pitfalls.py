@@ -40,7 +40,7 @@ def main() -> int:
     args = parser.parse_args()
     client = Client()
     built = load_prompt()
-    tokens = letter_tokens(client, "ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+    tokens = letter_tokens(client)
     messages = [{"role": "system", "content": built.system_prompt}, {"role": "user", "content": args.message}]
     print(f"model: {client.model_info()['model']}\nmessage: {args.message}")
 

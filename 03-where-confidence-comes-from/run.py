@@ -48,7 +48,7 @@ def main() -> int:
     built = load_prompt()
     client = Client()
     model = client.model_info()["model"]
-    tokens = letter_tokens(client, "ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+    tokens = letter_tokens(client)
     settings = request_settings(built, True, args.top_logprobs)
     settings.pop("grammar")  # rebuilt from the data file; not repeated on every line
 

@@ -41,5 +41,5 @@ def built():
 @pytest.fixture(scope="session")
 def letter_ids(client):
     from tokens import letter_tokens
-    return letter_tokens(client, "ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+    return letter_tokens(client)
 
