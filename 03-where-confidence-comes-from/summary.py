@@ -1,10 +1,24 @@
 """The summary block of post 03: accuracy, confidence when right and wrong, off-label mass, ranges.
 
-Read by run.py after a run; later posts print it for any results file.
+    python3 03-where-confidence-comes-from/summary.py                   # reference test split
+    python3 03-where-confidence-comes-from/summary.py --split calib
+    python3 03-where-confidence-comes-from/summary.py --results results/banking77-test.jsonl
+
+run.py prints it at the end of a run; this prints it for any results file,
+without a server.
 """
 from __future__ import annotations
 
+import argparse
 import statistics
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import series  # noqa: E402,F401  (puts the post folders on sys.path)
+from results_file import RESULTS, read_results  # noqa: E402
+
+REFERENCE = RESULTS / "reference" / "qwen2.5-coder-1.5b-instruct-q4_k_m"
 
 RANGES = ((0.0, 0.5), (0.5, 0.7), (0.7, 0.9), (0.9, 0.99), (0.99, 1.0))
 
@@ -48,3 +62,21 @@ def print_summary(records: list[dict]) -> None:
         inside = [r for r in records if in_range(r["confidence"], low, high)]
         accuracy = f"{100 * sum(r['correct'] for r in inside) / len(inside):8.1f}%" if inside else "        -"
         print(f"{low:.2f}-{high:<7.2f} {len(inside):7d} {accuracy}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--split", choices=("calib", "test"), default="test", help="which reference split (default: test)")
+    parser.add_argument("--results", type=Path, help="a results file of run.py instead of the reference one")
+    args = parser.parse_args()
+    path = args.results or REFERENCE / f"banking77-{args.split}.jsonl"
+    records = read_results(path, f"python3 03-where-confidence-comes-from/run.py --split {args.split}")
+    models = sorted({r["model"] for r in records})
+    print(f"{path}: model {', '.join(models)}")
+    print_summary(records)
+    return 0
+
+
+if __name__ == "__main__":
+    from llama_http import exit_on_server_errors
+    sys.exit(exit_on_server_errors(main))

@@ -1,9 +1,14 @@
 """Post 03's summary block: confidence ranges, the 95th percentile, the printout."""
 import random
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 from summary import RANGES, in_range, percentile_95, print_summary
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.mark.parametrize("confidence, expected", [
@@ -47,3 +52,17 @@ def test_summary_prints_counts_medians_and_range_table_by_hand(capsys):
 def test_summary_of_nothing_says_so(capsys):
     print_summary([])
     assert "no messages" in capsys.readouterr().out
+
+
+def test_summary_script_prints_the_reference_calibration_split_without_a_server():
+    result = subprocess.run([sys.executable, str(ROOT / "03-where-confidence-comes-from/summary.py"), "--split", "calib"],
+                            capture_output=True, text=True, timeout=120, env={"PATH": "", "LLAMA_URL": "http://127.0.0.1:9"})
+    assert result.returncode == 0, result.stderr
+    assert "770 messages" in result.stdout and "0.99-1.00" in result.stdout
+
+
+def test_summary_script_names_the_command_when_the_results_file_is_missing(tmp_path):
+    result = subprocess.run([sys.executable, str(ROOT / "03-where-confidence-comes-from/summary.py"),
+                             "--results", str(tmp_path / "none.jsonl")], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 2
+    assert result.stderr.strip().count("\n") == 0 and "run.py --split test" in result.stderr
