@@ -22,8 +22,9 @@ def base_record(message: Message, reply: CodeReply, built: BuiltPrompt, model: s
     id, text, gold_intent, gold_code, status, code, intent, correct (bool),
     right_group (bool), retried (bool), content (raw reply), error, wall_ms
     (client time, ms), timings (the server's), model, build (the server's
-    system_fingerprint) and settings (the request settings, grammar left out:
-    it is rebuilt from the data file).
+    system_fingerprint), grammar (bool: was the grammar sent) and settings
+    (the request settings without the grammar's text, which is rebuilt from
+    the data file rather than repeated on every line).
     """
     gold_code = built.by_intent[message.intent].code
     response = reply.response or {}
@@ -36,7 +37,8 @@ def base_record(message: Message, reply: CodeReply, built: BuiltPrompt, model: s
         "right_group": reply.code is not None and reply.code[0] == gold_code[0],
         "retried": reply.retried, "content": reply.content, "error": reply.error,
         "wall_ms": round(reply.wall_ms, 2), "timings": reply.timings,
-        "model": model, "build": response.get("system_fingerprint"), "settings": settings,
+        "model": model, "build": response.get("system_fingerprint"), "grammar": "grammar" in settings,
+        "settings": {key: value for key, value in settings.items() if key != "grammar"},
     }
 
 

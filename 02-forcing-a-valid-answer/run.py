@@ -47,7 +47,6 @@ def main() -> int:
     client = Client()
     info = client.model_info()
     settings = request_settings(built, grammar)
-    settings.pop("grammar", None)  # rebuilt from the data file; not repeated on every line
 
     def make_record(message):
         return base_record(message, ask_code(client, built, message.text, grammar=grammar), built, info["model"], settings)

@@ -50,7 +50,6 @@ def main() -> int:
     model = client.model_info()["model"]
     tokens = letter_tokens(client)
     settings = request_settings(built, True, args.top_logprobs)
-    settings.pop("grammar")  # rebuilt from the data file; not repeated on every line
 
     def make_record(message):
         reply = ask_code(client, built, message.text, top_logprobs=args.top_logprobs)

@@ -151,7 +151,8 @@ def test_run_writes_one_line_per_message_and_a_rerun_adds_none(tmp_path):
     lines = out.read_text().splitlines()
     assert len(lines) == 5
     records = [json.loads(line) for line in lines]
-    assert all(r["status"] == "ok" and r["code"] for r in records)
+    assert all(r["status"] == "ok" and r["code"] and r["grammar"] for r in records)
+    assert all("grammar" not in r["settings"] for r in records)
     assert {"id", "text", "correct", "gold_code", "right_group", "retried", "timings", "model", "build"} <= set(records[0])
     second = run_script("02-forcing-a-valid-answer/run.py", "--split", "calib", "--limit", "5", "--out", str(out))
     assert second.returncode == 0 and "0 to go" in second.stdout
