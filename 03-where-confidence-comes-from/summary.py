@@ -19,6 +19,7 @@ import series  # noqa: E402,F401  (puts the post folders on sys.path)
 from results_file import RESULTS, read_results  # noqa: E402
 
 REFERENCE = RESULTS / "reference" / "qwen2.5-coder-1.5b-instruct-q4_k_m"
+SPLITS = ("calib", "test")
 
 RANGES = ((0.0, 0.5), (0.5, 0.7), (0.7, 0.9), (0.9, 0.99), (0.99, 1.0))
 
@@ -64,15 +65,33 @@ def print_summary(records: list[dict]) -> None:
         print(f"{low:.2f}-{high:<7.2f} {len(inside):7d} {accuracy}")
 
 
+def add_results_arguments(parser: argparse.ArgumentParser) -> None:
+    """--split and --results, the same two options in every script that reads run.py's files."""
+    parser.add_argument("--split", choices=SPLITS, default="test", help="which reference split (default: test)")
+    parser.add_argument("--results", type=Path, help="a results file of run.py instead of the reference one")
+
+
+def load_results(split: str, results: Path | None = None) -> tuple[Path, list[dict]]:
+    """The records of one split: `results` if given, else the committed reference file.
+
+    Returns (path read, list of record dicts, one per message). Raises
+    FileNotFoundError naming the run.py command that writes a missing file.
+    """
+    path = Path(results) if results else REFERENCE / f"banking77-{split}.jsonl"
+    return path, read_results(path, f"python3 03-where-confidence-comes-from/run.py --split {split}")
+
+
+def describe(path: Path, records: list[dict]) -> str:
+    """One line naming the file and the model(s) whose answers it holds."""
+    return f"{path}: model {', '.join(sorted({r['model'] for r in records}))}"
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--split", choices=("calib", "test"), default="test", help="which reference split (default: test)")
-    parser.add_argument("--results", type=Path, help="a results file of run.py instead of the reference one")
+    add_results_arguments(parser)
     args = parser.parse_args()
-    path = args.results or REFERENCE / f"banking77-{args.split}.jsonl"
-    records = read_results(path, f"python3 03-where-confidence-comes-from/run.py --split {args.split}")
-    models = sorted({r["model"] for r in records})
-    print(f"{path}: model {', '.join(models)}")
+    path, records = load_results(args.split, args.results)
+    print(describe(path, records))
     print_summary(records)
     return 0
 

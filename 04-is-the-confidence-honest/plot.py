@@ -1,0 +1,118 @@
+"""The reliability diagram: accuracy against confidence per bin, with how many answers each bin holds.
+
+    python3 04-is-the-confidence-honest/plot.py                   # reference test split
+    python3 04-is-the-confidence-honest/plot.py --split calib --png calib.png
+    python3 04-is-the-confidence-honest/plot.py --results results/banking77-test.jsonl --no-show
+
+A point sits at (mean confidence, accuracy) of its bin; on the diagonal the
+confidence is honest. The red line from a point to the diagonal is the bin's
+gap: below the diagonal the model was overconfident. The bars underneath count
+the answers per bin, which says how much each point weighs in ECE. Saves a PNG
+(default results/reliability-<split>.png) and shows it when a display is
+available. Needs matplotlib (pip install matplotlib).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import series  # noqa: E402,F401  (puts the post folders on sys.path)
+from ece import N_BINS, Bin, ece, outcomes, reliability_bins  # noqa: E402
+from results_file import RESULTS  # noqa: E402
+from summary import add_results_arguments, describe, load_results  # noqa: E402
+
+
+def has_display() -> bool:
+    """True where plt.show() can open a window: macOS, Windows, or an X11/Wayland session."""
+    return sys.platform in ("darwin", "win32") or bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+
+
+def pyplot(show: bool):
+    """matplotlib.pyplot with a file-only backend unless a window will be shown.
+
+    Raises ImportError with the pip command when matplotlib is missing.
+    """
+    try:
+        import matplotlib
+    except ImportError:
+        raise ImportError("the plots need matplotlib: pip install matplotlib") from None
+    if not show:
+        matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    return plt
+
+
+def add_plot_arguments(parser: argparse.ArgumentParser, default_png: str) -> None:
+    """--png and --no-show, shared by every script that draws a figure."""
+    parser.add_argument("--png", type=Path, help=f"where to save the figure (default: results/{default_png})")
+    parser.add_argument("--no-show", action="store_true", help="only save the PNG, even when a display is available")
+
+
+def draw_reliability(diagram, histogram, bins: list[Bin], title: str) -> None:
+    """Draw one reliability diagram on two matplotlib Axes: the diagram above, the answers per bin below.
+
+    bins: reliability_bins(...) output, empty bins included (they get no point).
+    """
+    width = bins[0].high - bins[0].low
+    full = [b for b in bins if b.count]
+    diagram.plot([0, 1], [0, 1], color="grey", linestyle="--", linewidth=1, label="honest")
+    for b in full:
+        diagram.plot([b.mean_confidence, b.mean_confidence], [b.mean_confidence, b.accuracy], color="tab:red", linewidth=1.5)
+    diagram.plot([b.mean_confidence for b in full], [b.accuracy for b in full], "o", color="tab:blue", label="bin")
+    diagram.set_xlim(0, 1)
+    diagram.set_ylim(0, 1)
+    diagram.set_ylabel("accuracy")
+    diagram.set_title(title)
+    diagram.legend(loc="upper left")
+    histogram.bar([b.low for b in bins], [b.count for b in bins], width=width, align="edge",
+                  color="tab:blue", edgecolor="white")
+    histogram.set_xlim(0, 1)
+    histogram.set_xlabel("confidence")
+    histogram.set_ylabel("answers")
+
+
+def reliability_figure(panels: list[tuple[str, list[Bin]]]):
+    """One column per (title, bins) panel, diagrams on top and histograms underneath, sharing the x axis."""
+    import matplotlib.pyplot as plt
+    figure, axes = plt.subplots(2, len(panels), figsize=(4.5 * len(panels), 6), squeeze=False,
+                                gridspec_kw={"height_ratios": [3, 1]}, sharex="col")
+    for column, (title, bins) in enumerate(panels):
+        draw_reliability(axes[0][column], axes[1][column], bins, title)
+    figure.tight_layout()
+    return figure
+
+
+def save_figure(figure, png: Path, show: bool) -> None:
+    """Save the figure as PNG (creating the folder), print where, and show it if asked."""
+    import matplotlib.pyplot as plt
+    png.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(png, dpi=110)
+    print(f"saved {png}")
+    if show:
+        plt.show()
+    plt.close(figure)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_results_arguments(parser)
+    add_plot_arguments(parser, "reliability-<split>.png")
+    args = parser.parse_args()
+    show = has_display() and not args.no_show
+    plt = pyplot(show)  # noqa: F841  (selects the backend before any figure is made)
+    path, records = load_results(args.split, args.results)
+    confidences, corrects = outcomes(records)
+    print(describe(path, records))
+    bins = reliability_bins(confidences, corrects, N_BINS)
+    title = f"{args.split}: {len(records)} answers, ECE {ece(confidences, corrects, N_BINS):.3f}"
+    print(title)
+    save_figure(reliability_figure([(title, bins)]), args.png or RESULTS / f"reliability-{args.split}.png", show)
+    return 0
+
+
+if __name__ == "__main__":
+    from llama_http import exit_on_server_errors
+    sys.exit(exit_on_server_errors(main, also=(ImportError,)))

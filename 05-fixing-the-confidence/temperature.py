@@ -1,0 +1,240 @@
+"""Temperature scaling, one temperature per step, fitted on the calibration split.
+
+    python3 05-fixing-the-confidence/temperature.py                 # fit on calib, report calib and test
+    python3 05-fixing-the-confidence/temperature.py --results results/banking77-test.jsonl \\
+        --calib results/banking77-calib.jsonl
+
+A code is two decisions, so there are two temperatures: T_group for the group
+letter and T_intent for the intent letter. Each divides the log-probabilities
+of the valid letters at its step before they are renormalized; T > 1 flattens
+the distribution (less confident), T < 1 sharpens it. Each T is the one that
+minimizes the negative log-likelihood (NLL) of the right letter at its step on
+the calibration split. Dividing by a positive T keeps the order of the
+letters, so the predicted code never changes; only the confidence does.
+Guo et al. (2017), "On calibration of modern neural networks", section 4.2.
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import series  # noqa: E402,F401  (puts the post folders on sys.path)
+from ece import N_BINS, ece, outcomes, reliability_bins  # noqa: E402
+from results_file import RESULTS  # noqa: E402
+from summary import add_results_arguments, describe, load_results  # noqa: E402
+
+BOUNDS = (0.05, 20.0)
+STEPS = ("group", "intent")
+# Golden-section search stops when the bracket on log T is this narrow.
+LOG_T_TOLERANCE = 1e-10
+
+
+@dataclass(frozen=True)
+class StepExample:
+    """One step of one answer: the renormalized distribution over the valid letters and the right letter."""
+
+    distribution: dict[str, float]
+    right_letter: str
+
+
+@dataclass(frozen=True)
+class TemperatureFit:
+    """The fitted temperature of one step.
+
+    temperature: T > 0. nll_before / nll_after: mean NLL in nats of the right
+    letter at T = 1 and at T, over `examples` answers. skipped: answers left
+    out because the right letter had probability 0 (missing from
+    top_logprobs): their NLL is infinite at every T, so they say nothing about
+    T. at_bound: "lower" or "upper" when the search ended on a bound of
+    BOUNDS (the true optimum may lie beyond it), else None.
+    """
+
+    step: str
+    temperature: float
+    nll_before: float
+    nll_after: float
+    examples: int
+    skipped: int
+    at_bound: str | None
+
+
+def scale(distribution: dict[str, float], temperature: float) -> dict[str, float]:
+    """Renormalize p(letter)^(1/T) over the letters: softmax(log p / T).
+
+    distribution: letter -> probability in [0, 1], renormalized over the valid
+    letters (post 03). A letter at probability 0 (missing from top_logprobs)
+    stays at 0 for every T. Raises ValueError for T <= 0 or when every
+    probability is 0.
+    """
+    if not temperature > 0:
+        raise ValueError(f"temperature must be positive, not {temperature!r}")
+    logs = {letter: math.log(p) for letter, p in distribution.items() if p > 0}
+    if not logs:
+        raise ValueError("every letter has probability 0: nothing to scale")
+    top = max(logs.values())  # subtracting the max keeps exp() from overflowing when T is small
+    weights = {letter: math.exp((value - top) / temperature) for letter, value in logs.items()}
+    total = sum(weights.values())
+    return {letter: weights.get(letter, 0.0) / total for letter in distribution}
+
+
+def step_nll(examples: list[StepExample], temperature: float) -> float:
+    """Mean negative log-likelihood (nats) of the right letter after scaling by T.
+
+    Every example's right letter must have probability > 0 (see step_examples).
+    Raises ValueError on an empty list.
+    """
+    if not examples:
+        raise ValueError("no examples to score")
+    return -sum(math.log(scale(e.distribution, temperature)[e.right_letter]) for e in examples) / len(examples)
+
+
+def step_examples(records: list[dict], step: str) -> tuple[list[StepExample], int]:
+    """The examples that can be scored at one step, and how many were skipped for a right letter at 0.
+
+    group step: every answer with status ok; the right letter is the gold
+    group letter. intent step: only answers whose group was right, because
+    only then is the gold intent letter among the letters on offer.
+    """
+    if step not in STEPS:
+        raise ValueError(f"step must be one of {STEPS}, not {step!r}")
+    examples, skipped = [], 0
+    for record in records:
+        if record["status"] != "ok" or (step == "intent" and not record["right_group"]):
+            continue
+        group_letter, intent_letter = record["gold_code"].split("-")
+        example = StepExample(record[f"{step}_distribution"], group_letter if step == "group" else intent_letter)
+        if example.distribution.get(example.right_letter, 0.0) > 0:
+            examples.append(example)
+        else:
+            skipped += 1
+    return examples, skipped
+
+
+def golden_section(function, low: float, high: float, tolerance: float) -> float:
+    """The x in [low, high] that minimizes a unimodal function, to within `tolerance`.
+
+    Golden-section search (Kiefer 1953): each step keeps the part of the
+    bracket that must hold the minimum and shrinks it by 0.618.
+    """
+    ratio = (math.sqrt(5) - 1) / 2
+    a, b = low, high
+    c, d = b - ratio * (b - a), a + ratio * (b - a)
+    fc, fd = function(c), function(d)
+    while b - a > tolerance:
+        if fc < fd:
+            b, d, fd = d, c, fc
+            c = b - ratio * (b - a)
+            fc = function(c)
+        else:
+            a, c, fc = c, d, fd
+            d = a + ratio * (b - a)
+            fd = function(d)
+    return (a + b) / 2
+
+
+def fit_temperature(examples: list[StepExample], step: str = "", bounds: tuple[float, float] = BOUNDS,
+                    skipped: int = 0) -> TemperatureFit:
+    """The T in `bounds` that minimizes step_nll on the examples.
+
+    NLL is convex in 1/T (a log-sum-exp minus a linear term), hence unimodal
+    in log T, so a golden-section search on log T finds the minimum. Raises
+    ValueError on no examples or bounds that are not 0 < low < high.
+    """
+    low, high = bounds
+    if not 0 < low < high:
+        raise ValueError(f"bounds must satisfy 0 < low < high, not {bounds}")
+    if not examples:
+        raise ValueError(f"no answers to fit the {step or 'step'} temperature on")
+    log_t = golden_section(lambda x: step_nll(examples, math.exp(x)), math.log(low), math.log(high), LOG_T_TOLERANCE)
+    temperature = math.exp(log_t)
+    at_bound = None
+    if log_t - math.log(low) < 1e-6:
+        at_bound = "lower"
+    elif math.log(high) - log_t < 1e-6:
+        at_bound = "upper"
+    return TemperatureFit(step, temperature, step_nll(examples, 1.0), step_nll(examples, temperature),
+                          len(examples), skipped, at_bound)
+
+
+def fit_temperatures(records: list[dict], bounds: tuple[float, float] = BOUNDS) -> dict[str, TemperatureFit]:
+    """One fit per step ("group", "intent") on the calibration records."""
+    fits = {}
+    for step in STEPS:
+        examples, skipped = step_examples(records, step)
+        fits[step] = fit_temperature(examples, step, bounds, skipped)
+    return fits
+
+
+def scaled_confidence(record: dict, t_group: float, t_intent: float) -> float:
+    """The confidence of a post 03 record after temperature scaling: P_T(group) x P_T(intent | group).
+
+    The code stays the one in the record. A record without a code (status not
+    ok) keeps confidence 0. With both temperatures 1 this gives back the
+    record's own confidence.
+    """
+    if record["status"] != "ok":
+        return 0.0
+    group_letter, intent_letter = record["code"].split("-")
+    return (scale(record["group_distribution"], t_group)[group_letter]
+            * scale(record["intent_distribution"], t_intent)[intent_letter])
+
+
+def scaled_confidences(records: list[dict], fits: dict[str, TemperatureFit]) -> list[float]:
+    """scaled_confidence for every record with the fitted temperatures."""
+    return [scaled_confidence(r, fits["group"].temperature, fits["intent"].temperature) for r in records]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_results_arguments(parser)
+    parser.add_argument("--calib", type=Path, help="results file to fit on (default: the reference calib split)")
+    parser.add_argument("--png", type=Path, help="where to save the diagrams (default: results/temperature-<split>.png)")
+    parser.add_argument("--no-show", action="store_true", help="only save the PNG, even when a display is available")
+    args = parser.parse_args()
+
+    calib_path, calib = load_results("calib", args.calib)
+    path, records = load_results(args.split, args.results)
+    print(f"fit on   {describe(calib_path, calib)}")
+    print(f"report on {describe(path, records)}\n")
+    fits = fit_temperatures(calib)
+
+    print(f"{'step':<7} {'T':>7} {'answers':>8} {'skipped':>8} {'NLL calib':>17}")
+    for fit in fits.values():
+        bound = f"  (hit the {fit.at_bound} bound of {BOUNDS}: the best T may lie beyond)" if fit.at_bound else ""
+        print(f"{fit.step:<7} {fit.temperature:7.3f} {fit.examples:8d} {fit.skipped:8d} "
+              f"{fit.nll_before:7.4f} -> {fit.nll_after:.4f}{bound}")
+    if args.split != "calib":
+        print(f"\n{'step':<7} NLL {args.split} at T = 1 -> at the fitted T")
+        for step, fit in fits.items():
+            examples, _ = step_examples(records, step)
+            if examples:
+                print(f"{step:<7} {step_nll(examples, 1.0):.4f} -> {step_nll(examples, fit.temperature):.4f}")
+
+    print(f"\n{'split':<6} {'answers':>7} {'ECE before':>11} {'ECE after':>10} {'mean conf before':>17} {'after':>6} {'accuracy':>9}")
+    panels = []
+    for name, rows in (("calib", calib), (args.split, records)) if args.split != "calib" else (("calib", calib),):
+        before, corrects = outcomes(rows)
+        after = scaled_confidences(rows, fits)
+        print(f"{name:<6} {len(rows):7d} {ece(before, corrects):11.4f} {ece(after, corrects):10.4f} "
+              f"{sum(before) / len(rows):17.3f} {sum(after) / len(rows):6.3f} {sum(corrects) / len(rows):9.3f}")
+        if name == args.split:
+            panels = [(f"{name}, raw: ECE {ece(before, corrects):.3f}", reliability_bins(before, corrects, N_BINS)),
+                      (f"{name}, temperature: ECE {ece(after, corrects):.3f}", reliability_bins(after, corrects, N_BINS))]
+
+    from plot import has_display, pyplot, reliability_figure, save_figure
+    show = has_display() and not args.no_show
+    pyplot(show)
+    save_figure(reliability_figure(panels), args.png or RESULTS / f"temperature-{args.split}.png", show)
+    before, corrects = outcomes(records)
+    print(f"\nECE on {args.split}: {ece(before, corrects):.4f} raw -> {ece(scaled_confidences(records, fits), corrects):.4f} "
+          f"with T_group {fits['group'].temperature:.3f}, T_intent {fits['intent'].temperature:.3f}")
+    return 0
+
+
+if __name__ == "__main__":
+    from llama_http import exit_on_server_errors
+    sys.exit(exit_on_server_errors(main, also=(ImportError,)))

@@ -1,0 +1,154 @@
+"""Isotonic regression: the map from confidence to P(right) that only has to go up.
+
+    python3 06-isotonic/isotonic.py                 # fit on calib, ECE on test: raw, temperature, isotonic
+    python3 06-isotonic/isotonic.py --results results/banking77-test.jsonl --calib results/banking77-calib.jsonl
+
+Temperature scaling has one knob per step. Isotonic regression has as many as
+the data supports: it fits the non-decreasing function of the raw confidence
+that is closest, in squared error, to the 0/1 outcomes of the calibration
+split (pool adjacent violators), and reads the calibrated confidence off it.
+The order of the answers by confidence is kept (ties may be created), and the
+predicted code never changes.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from bisect import bisect_right
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import series  # noqa: E402,F401  (puts the post folders on sys.path)
+from ece import N_BINS, check_inputs, ece, outcomes, reliability_bins  # noqa: E402
+from results_file import RESULTS  # noqa: E402
+from summary import add_results_arguments, describe, load_results  # noqa: E402
+from temperature import fit_temperatures, scaled_confidences  # noqa: E402
+
+
+@dataclass(frozen=True)
+class IsotonicFit:
+    """A fitted non-decreasing step-and-ramp function from confidence to P(right).
+
+    thresholds: the distinct calibration confidences, increasing, in [0, 1].
+    values: the fitted P(right) at each threshold, non-decreasing, in [0, 1].
+    Between two thresholds the value is interpolated linearly; below the
+    first and above the last it is clipped to the end values.
+    """
+
+    thresholds: tuple[float, ...]
+    values: tuple[float, ...]
+
+    def __call__(self, confidence: float) -> float:
+        """Calibrated confidence in [0, 1] for a raw confidence (clipped to the fitted range)."""
+        x, y = self.thresholds, self.values
+        if confidence <= x[0]:
+            return y[0]
+        if confidence >= x[-1]:
+            return y[-1]
+        right = bisect_right(x, confidence)  # x[right - 1] <= confidence < x[right]
+        left = right - 1
+        share = (confidence - x[left]) / (x[right] - x[left])
+        return y[left] + share * (y[right] - y[left])
+
+    def blocks(self) -> list[tuple[float, float, float]]:
+        """The flat stretches of the fit: (first confidence, last confidence, value), lowest first."""
+        runs = []
+        for x, y in zip(self.thresholds, self.values):
+            if runs and runs[-1][2] == y:
+                runs[-1] = (runs[-1][0], x, y)
+            else:
+                runs.append((x, x, y))
+        return runs
+
+
+def pool_adjacent_violators(values: list[float], weights: list[float]) -> list[float]:
+    """The non-decreasing sequence closest to `values` in weighted squared error.
+
+    Walks left to right keeping blocks of pooled points; whenever a block's
+    mean falls below the previous block's, the two are merged into their
+    weighted mean (Ayer et al. 1955; Barlow et al. 1972, "Statistical
+    inference under order restrictions"). O(n). values, weights: same length,
+    weights > 0. Returns one fitted value per input point.
+    """
+    blocks: list[list[float]] = []  # [mean, total weight, number of points]
+    for value, weight in zip(values, weights):
+        blocks.append([value, weight, 1])
+        while len(blocks) > 1 and blocks[-2][0] > blocks[-1][0]:
+            mean, total, count = blocks.pop()
+            previous = blocks[-1]
+            merged = previous[1] + total
+            previous[0] = (previous[0] * previous[1] + mean * total) / merged
+            previous[1] = merged
+            previous[2] += count
+    fitted = []
+    for mean, _, count in blocks:
+        fitted.extend([mean] * count)
+    return fitted
+
+
+def fit_isotonic(confidences: list[float], corrects: list[bool]) -> IsotonicFit:
+    """Fit P(right | confidence) on calibration answers.
+
+    Answers with the same confidence are pooled first into one point (their
+    accuracy, weighted by their count), so ties get one value whatever order
+    they came in. Raises ValueError on bad input (see ece.check_inputs).
+    """
+    check_inputs(confidences, corrects)
+    pooled: dict[float, list[int]] = {}
+    for confidence, right in zip(confidences, corrects):
+        tally = pooled.setdefault(confidence, [0, 0])
+        tally[0] += bool(right)
+        tally[1] += 1
+    thresholds = sorted(pooled)
+    accuracy = [pooled[x][0] / pooled[x][1] for x in thresholds]
+    weights = [pooled[x][1] for x in thresholds]
+    return IsotonicFit(tuple(thresholds), tuple(pool_adjacent_violators(accuracy, weights)))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_results_arguments(parser)
+    parser.add_argument("--calib", type=Path, help="results file to fit on (default: the reference calib split)")
+    parser.add_argument("--png", type=Path, help="where to save the diagrams (default: results/isotonic-<split>.png)")
+    parser.add_argument("--no-show", action="store_true", help="only save the PNG, even when a display is available")
+    args = parser.parse_args()
+
+    calib_path, calib = load_results("calib", args.calib)
+    path, records = load_results(args.split, args.results)
+    print(f"fit on    {describe(calib_path, calib)}")
+    print(f"report on {describe(path, records)}\n")
+    calib_confidences, calib_corrects = outcomes(calib)
+    fit = fit_isotonic(calib_confidences, calib_corrects)
+    fits = fit_temperatures(calib)
+
+    print(f"isotonic fit: {len(fit.thresholds)} distinct confidences pooled into {len(fit.blocks())} flat stretches")
+    print(f"{'raw confidence':<17} {'P(right)':>8}")
+    for first, last, value in fit.blocks():
+        print(f"{first:.3f} - {last:.3f}   {value:8.3f}")
+
+    confidences, corrects = outcomes(records)
+    variants = {
+        "raw": confidences,
+        "temperature": scaled_confidences(records, fits),
+        "isotonic": [fit(c) for c in confidences],
+    }
+    print(f"\n{args.split}: {len(records)} answers, accuracy {sum(corrects) / len(corrects):.3f}")
+    print(f"{'':<12} {'ECE':>7} {'mean conf':>10}")
+    for name, values in variants.items():
+        print(f"{name:<12} {ece(values, corrects):7.4f} {sum(values) / len(values):10.3f}")
+
+    from plot import has_display, pyplot, reliability_figure, save_figure
+    show = has_display() and not args.no_show
+    pyplot(show)
+    panels = [(f"{args.split}, {name}: ECE {ece(values, corrects):.3f}", reliability_bins(values, corrects, N_BINS))
+              for name, values in variants.items()]
+    save_figure(reliability_figure(panels), args.png or RESULTS / f"isotonic-{args.split}.png", show)
+    print(f"\nECE on {args.split}: raw {ece(variants['raw'], corrects):.4f}, "
+          f"temperature {ece(variants['temperature'], corrects):.4f}, isotonic {ece(variants['isotonic'], corrects):.4f}")
+    return 0
+
+
+if __name__ == "__main__":
+    from llama_http import exit_on_server_errors
+    sys.exit(exit_on_server_errors(main, also=(ImportError,)))

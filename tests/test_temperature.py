@@ -1,0 +1,148 @@
+"""Post 05: temperature scaling per step, checked by hand and against scipy's bounded minimizer."""
+import math
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from scipy.optimize import minimize_scalar
+from summary import load_results
+from temperature import (BOUNDS, StepExample, fit_temperature, fit_temperatures, scale, scaled_confidence,
+                         step_examples, step_nll)
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_scale_by_hand():
+    # p = (0.8, 0.2), T = 2: sqrt(0.8) = 0.894, sqrt(0.2) = 0.447 -> 0.894 / 1.342 = 2/3
+    assert scale({"A": 0.8, "B": 0.2}, 2.0) == pytest.approx({"A": 2 / 3, "B": 1 / 3})
+    # T = 0.5 squares: 0.64 / (0.64 + 0.04) = 0.941
+    assert scale({"A": 0.8, "B": 0.2}, 0.5)["A"] == pytest.approx(0.64 / 0.68)
+
+
+def test_temperature_one_changes_nothing():
+    distribution = {"A": 0.5, "B": 0.3, "C": 0.2, "D": 0.0}
+    assert scale(distribution, 1.0) == pytest.approx(distribution)
+
+
+def test_zero_probabilities_stay_zero_and_give_no_nan():
+    for temperature in (0.05, 1.0, 20.0):
+        scaled = scale({"A": 0.7, "B": 0.3, "C": 0.0}, temperature)
+        assert scaled["C"] == 0.0
+        assert all(not math.isnan(p) for p in scaled.values())
+        assert sum(scaled.values()) == pytest.approx(1.0)
+
+
+def test_tiny_temperature_does_not_overflow():
+    assert scale({"A": 1e-300, "B": 1.0 - 1e-300}, 1e-3)["B"] == 1.0
+
+
+def test_scale_refuses_bad_temperatures_and_all_zero_distributions():
+    with pytest.raises(ValueError, match="positive"):
+        scale({"A": 1.0}, 0.0)
+    with pytest.raises(ValueError, match="positive"):
+        scale({"A": 1.0}, float("nan"))
+    with pytest.raises(ValueError, match="probability 0"):
+        scale({"A": 0.0, "B": 0.0}, 1.0)
+
+
+def test_argmax_never_changes():
+    rng = random.Random(2)
+    for _ in range(200):
+        weights = [rng.random() ** 3 for _ in range(rng.randint(2, 12))]
+        distribution = {chr(65 + i): w / sum(weights) for i, w in enumerate(weights)}
+        best = max(distribution, key=distribution.get)
+        for temperature in (0.05, 0.3, 1.7, 20.0):
+            scaled = scale(distribution, temperature)
+            assert max(scaled, key=scaled.get) == best
+
+
+def random_examples(seed, count=300, letters=8):
+    rng = random.Random(seed)
+    examples = []
+    for _ in range(count):
+        logits = [rng.gauss(0, 2.5) for _ in range(letters)]
+        total = sum(math.exp(x) for x in logits)
+        distribution = {chr(65 + i): math.exp(x) / total for i, x in enumerate(logits)}
+        # the right letter is drawn from a flatter distribution than the model's: the model is overconfident
+        flat = [math.exp(x / 2) for x in logits]
+        right = rng.choices(list(distribution), weights=flat)[0]
+        examples.append(StepExample(distribution, right))
+    return examples
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_fitted_temperature_matches_scipy_bounded_minimizer(seed):
+    examples = random_examples(seed)
+    fit = fit_temperature(examples, "group")
+    oracle = minimize_scalar(lambda t: step_nll(examples, t), bounds=BOUNDS, method="bounded",
+                             options={"xatol": 1e-9})
+    assert fit.temperature == pytest.approx(oracle.x, abs=1e-4)
+    assert fit.temperature > 1.0             # overconfident data wants flattening
+    assert fit.nll_after <= fit.nll_before
+    assert fit.at_bound is None
+
+
+def test_a_fit_pushed_against_a_bound_says_so():
+    # the right letter is always the top one: NLL keeps falling as T shrinks
+    examples = [StepExample({"A": 0.6, "B": 0.4}, "A")] * 10
+    fit = fit_temperature(examples, "group")
+    assert fit.at_bound == "lower"
+    assert fit.temperature == pytest.approx(BOUNDS[0], rel=1e-6)
+
+
+def test_fit_refuses_empty_examples_and_bad_bounds():
+    with pytest.raises(ValueError, match="no answers"):
+        fit_temperature([], "intent")
+    with pytest.raises(ValueError, match="bounds"):
+        fit_temperature(random_examples(1, 5), bounds=(0.0, 2.0))
+
+
+def record(gold, code, group, intent, status="ok"):
+    return {"gold_code": gold, "code": code, "status": status, "right_group": gold[0] == code[0],
+            "group_distribution": group, "intent_distribution": intent}
+
+
+def test_step_examples_use_gold_letters_and_skip_the_intent_step_of_wrong_groups():
+    records = [
+        record("A-B", "A-A", {"A": 0.9, "B": 0.1}, {"A": 0.6, "B": 0.4}),
+        record("B-A", "A-A", {"A": 0.9, "B": 0.1}, {"A": 0.6, "B": 0.4}),       # wrong group
+        record("A-C", "A-A", {"A": 0.9, "B": 0.1}, {"A": 0.6, "B": 0.4, "C": 0.0}),  # right letter missing
+        {"status": "invalid", "gold_code": "A-A"},
+    ]
+    groups, skipped = step_examples(records, "group")
+    assert [e.right_letter for e in groups] == ["A", "B", "A"] and skipped == 0
+    intents, skipped = step_examples(records, "intent")
+    assert [e.right_letter for e in intents] == ["B"] and skipped == 1
+
+
+def test_scaled_confidence_is_the_product_of_the_scaled_steps():
+    one = record("A-B", "A-A", {"A": 0.8, "B": 0.2}, {"A": 0.6, "B": 0.4})
+    assert scaled_confidence(one, 1.0, 1.0) == pytest.approx(0.8 * 0.6)
+    # T_group 2 -> 2/3 (see test_scale_by_hand); T_intent 0.5 -> 0.36 / 0.52
+    assert scaled_confidence(one, 2.0, 0.5) == pytest.approx(2 / 3 * 0.36 / 0.52)
+    assert scaled_confidence({"status": "too_long"}, 2.0, 0.5) == 0.0
+
+
+def test_temperature_one_gives_back_every_reference_confidence():
+    _, records = load_results("calib")
+    for r in records:
+        assert scaled_confidence(r, 1.0, 1.0) == pytest.approx(r["confidence"], abs=1e-12)
+
+
+def test_fits_on_the_reference_calibration_split_stay_inside_the_bounds():
+    _, records = load_results("calib")
+    fits = fit_temperatures(records)
+    for fit in fits.values():
+        assert BOUNDS[0] < fit.temperature < BOUNDS[1] and fit.at_bound is None
+        assert fit.nll_after < fit.nll_before
+
+
+def test_temperature_script_runs_on_the_reference_files(tmp_path):
+    png = tmp_path / "t.png"
+    result = subprocess.run([sys.executable, str(ROOT / "05-fixing-the-confidence/temperature.py"),
+                             "--png", str(png), "--no-show"], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert "T_group" in result.stdout and "ECE on test" in result.stdout
+    assert png.exists()
