@@ -1,0 +1,136 @@
+"""One message in, its route out: act, ask a question, or hand over to a person.
+
+    python3 08-routes/route.py                                  # the first example message of post 01
+    python3 08-routes/route.py "my card still hasn't arrived, it's been two weeks"
+    python3 08-routes/route.py --target 0.80 "can I get a refund for this?"
+
+The typed answer comes from the running server (LLAMA_URL, default
+http://127.0.0.1:8080), exactly as in post 03: the code under the grammar,
+its confidence from top_logprobs. The calibration and both thresholds are
+fitted on the reference calib file (routes.py; no server needed for that
+part), so they hold for the model that wrote that file: with another model on
+the server the script says so, and the route means little.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import series  # noqa: E402,F401  (puts the post folders on sys.path)
+from banking77 import Intent  # noqa: E402
+from confidence import answer_fields, answer_of  # noqa: E402
+from decision import CodeReply, ask_code  # noqa: E402
+from llama_http import Client, exit_on_server_errors  # noqa: E402
+from prompt import BuiltPrompt, load_prompt  # noqa: E402
+from routes import Calibrator, Thresholds, add_threshold_arguments, route_of, thresholds_from, top_two  # noqa: E402
+from tokens import letter_tokens  # noqa: E402
+from typed import EXAMPLES, TOP_LOGPROBS  # noqa: E402
+
+
+def plain_words(intent: Intent) -> str:
+    """An intent as a customer could read it: its name in words and the first clause of its description.
+
+    "card_arrival" with "A card already ordered or sent has not come: where
+    is it, ..." -> "card arrival (a card already ordered or sent has not
+    come)". The clause ends at the first ':', ';' or full stop, and text in
+    parentheses is left out (descriptions are written for the model, not
+    for customers).
+    """
+    name = intent.name.replace("_", " ").rstrip("?")
+    name = name[0].lower() + name[1:] if name[1:2].islower() else name  # "Refund not..." but not "ATM"
+    clause = intent.description.replace("e.g.", "for example")
+    while "(" in clause and ")" in clause.split("(", 1)[1]:
+        before, rest = clause.split("(", 1)
+        clause = before.rstrip() + rest.split(")", 1)[1]
+    for mark in (":", ";", ". "):
+        clause = clause.split(mark, 1)[0]
+    clause = clause.strip().rstrip(".")
+    first_word = clause.split(" ", 1)[0]
+    if not (len(first_word) > 1 and first_word.isupper()):  # "PIN or card blocked" keeps its capitals
+        clause = clause[:1].lower() + clause[1:]
+    return f"{name} ({clause})" if clause else name
+
+
+def clarifying_question(first: Intent, second: Intent | None = None) -> str:
+    """The question of the ask route, naming the answer's intent and the runner-up in plain words."""
+    if second is None:
+        return f"Just to be sure: is your message about {plain_words(first)}?"
+    return f"Just to be sure: is your message about {plain_words(first)}, or about {plain_words(second)}?"
+
+
+def hand_over_text(record: dict, built: BuiltPrompt, calibrated: float, out_of_scope: frozenset[str]) -> str:
+    """One line for the person who takes the message over: why it came to them, and the model's best guess."""
+    if record["status"] != "ok":
+        return f"Handed over to a person: the model gave no code ({record['status']})."
+    words = plain_words(built.codes[record["code"]])
+    if record["code"] in out_of_scope:
+        return f"Handed over to a person: the model says the message is out of scope ({record['code']} {words})."
+    return (f"Handed over to a person: the model's best guess is {words}, code {record['code']}, "
+            f"only {100 * calibrated:.0f}% sure: too unsure to act or to ask.")
+
+
+def record_of(reply: CodeReply, answer) -> dict:
+    """The fields of a post 03 results line that routing needs, for one live answer."""
+    return {"status": reply.status, "code": reply.code, "intent": answer.intent if answer else None,
+            **answer_fields(answer)}
+
+
+def print_route(message: str, record: dict, built: BuiltPrompt, calibrate: Calibrator, thresholds: Thresholds) -> str:
+    """Print intent and code, raw and calibrated confidence, the route and its text; return the route."""
+    print(f"message: {message}")
+    calibrated = calibrate(record) if record["status"] == "ok" else 0.0
+    route = route_of(record, calibrated, thresholds)
+    if record["status"] == "ok":
+        print(f"intent: {record['intent']}  code {record['code']}")
+        print(f"confidence: raw {record['confidence']:.3f} -> calibrated {calibrated:.3f}")
+    else:
+        print(f"no code: status {record['status']}")
+    print(f"route: {route.replace('_', ' ')}")
+    if route == "act":
+        print(f"action: handle the message as {record['intent']}")
+    elif route == "ask":
+        named = [built.codes[code] for code in top_two(record)]
+        print(f"question: {clarifying_question(*named)}")
+    else:
+        print(f"hand-over text: {hand_over_text(record, built, calibrated, thresholds.out_of_scope)}")
+    return route
+
+
+def describe_thresholds(thresholds: Thresholds) -> str:
+    """The thresholds in one line: act and ask, or 'none' with the reason."""
+    act = (f"act >= {thresholds.t_act:.3f}" if thresholds.t_act is not None
+           else f"act none ({100 * thresholds.target:.1f}% precision out of reach)")
+    ask = f"ask >= {thresholds.t_ask:.3f}" if thresholds.t_ask is not None else "ask none"
+    return f"{act}, {ask}"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("message", nargs="?", default=EXAMPLES[0],
+                        help=f"a customer message (default: {EXAMPLES[0]!r}, from post 01)")
+    add_threshold_arguments(parser)
+    args = parser.parse_args()
+    if not args.message.strip():
+        parser.error("the message is empty: give the text of a customer message")
+
+    calib_path, calib, calibrate, thresholds = thresholds_from(args)
+    calib_models = sorted({r["model"] for r in calib})
+    client = Client()
+    info = client.model_info()
+    built = load_prompt()
+    tokens = letter_tokens(client)
+    print(f"server: {client.url}  model: {info['model']}  build: {info['build']}")
+    print(f"thresholds fitted on {calib_path.name} (model {', '.join(calib_models)}): {describe_thresholds(thresholds)}")
+    if calib_models != [info["model"]]:
+        print(f"note: the server runs {info['model']}, but the calibration and thresholds come from another model's "
+              "answers: they do not carry over, so take the route as a demonstration only")
+    print()
+    reply = ask_code(client, built, args.message, top_logprobs=TOP_LOGPROBS)
+    print_route(args.message, record_of(reply, answer_of(reply, built, tokens)), built, calibrate, thresholds)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(exit_on_server_errors(main))
