@@ -77,7 +77,8 @@ class Group:
 class LabelSet:
     """The groups of a label file and the training rows held out for calibration.
 
-    calibration_rows: 0-based rows of train.csv, 10 per intent, never used as examples.
+    calibration_rows: 0-based rows of the split the calibration messages come from,
+    never used as examples (BANKING77: train.csv, 10 per intent; CLINC150: see clinc150.py).
     """
     groups: tuple[Group, ...]
     calibration_rows: tuple[int, ...]
@@ -131,23 +132,25 @@ def _letter_error(letter, seen: set, what: str) -> str | None:
     return None
 
 
-def load_labels(path: Path = LABELS_FILE) -> LabelSet:
+def load_labels(path: Path = LABELS_FILE, n_intents: int = N_INTENTS, dataset: str = "BANKING77") -> LabelSet:
     """Read and check a label file (format: datasets/README.md).
 
     Checks the structure only: group letters unique A-Z, intent letters unique
-    A-Z within their group, every intent name once, 77 intents in all.
+    A-Z within their group, every intent name once, ``n_intents`` intents in all
+    (77 for BANKING77; clinc150.load_labels passes its own count and ``dataset``
+    name, which only appears in the error message).
     ``check_labels`` compares the file with the training data.
     Raises ValueError with a sentence naming the first problem found.
     """
     data = json.loads(Path(path).read_text(encoding="utf-8"))
     try:
-        return _parse_labels(data, path)
+        return _parse_labels(data, path, n_intents, dataset)
     except (KeyError, TypeError) as error:
         raise ValueError(f"{path}: a group, intent or calibration entry lacks "
                          f"or mistypes the field {error}.") from error
 
 
-def _parse_labels(data: dict, path) -> LabelSet:
+def _parse_labels(data: dict, path, n_intents: int, dataset: str) -> LabelSet:
     groups, names, group_letters = [], set(), set()
     for group in data["groups"]:
         if problem := _letter_error(group["letter"], group_letters, "group"):
@@ -165,8 +168,8 @@ def _parse_labels(data: dict, path) -> LabelSet:
             intents.append(Intent(group["letter"], item["letter"], item["intent"],
                                   item["description"], tuple(item["examples"])))
         groups.append(Group(group["letter"], group["name"], tuple(intents)))
-    if len(names) != N_INTENTS:
-        raise ValueError(f"{path}: has {len(names)} intents, BANKING77 has {N_INTENTS}.")
+    if len(names) != n_intents:
+        raise ValueError(f"{path}: has {len(names)} intents, {dataset} has {n_intents}.")
     rows = tuple(data["calibration"]["rows"])
     if not all(isinstance(row, int) for row in rows):
         raise ValueError(f"{path}: calibration rows must be integers.")

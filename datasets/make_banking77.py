@@ -41,9 +41,9 @@ def normalise(text: str) -> str:
     return " ".join(text.lower().split()).rstrip("?.! ")
 
 
-def fits_in_prompt(text: str) -> bool:
-    """An example must be one line without outer blanks and at most MAX_EXAMPLE_CHARS long."""
-    return text == text.strip() and "\n" not in text and len(text) <= MAX_EXAMPLE_CHARS
+def fits_in_prompt(text: str, max_chars: int = MAX_EXAMPLE_CHARS) -> bool:
+    """An example must be one line without outer blanks and at most ``max_chars`` long."""
+    return text == text.strip() and "\n" not in text and len(text) <= max_chars
 
 
 def pick(rows: list[int], texts: list[str], seed: int, intent: str) -> tuple[list[int], list[int]]:
