@@ -7,7 +7,8 @@
 A typed decision is a two-letter code: the group letter, a hyphen, the intent
 letter ("C-F"). The prompt lists every code with its intent, a description and
 examples; the grammar allows exactly the codes that the prompt lists. Both come
-from datasets/banking77.json through build_prompt(), so they cannot drift apart.
+from datasets/banking77.json through build_prompt(), so they cannot drift apart
+(CLINC150: load_clinc150_prompt(), from datasets/clinc150.json).
 """
 from __future__ import annotations
 
@@ -18,12 +19,23 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # noqa: E402,F401  (puts the post folders on sys.path)
+import clinc150  # noqa: E402
 from banking77 import Intent, LabelSet, load_labels  # noqa: E402
 
 INSTRUCTIONS = """\
 You sort the messages that customers send to their bank. Each message gets \
 exactly one intent from the list below. Answer with the code of that intent and \
 nothing else: the group letter, a hyphen and the intent letter, for example C-F."""
+
+CLINC150_INSTRUCTIONS = """\
+You sort the requests that people say or type to a virtual assistant. Each request gets \
+exactly one intent from the list below; a request that fits none of them gets K-A (out of \
+scope). Answer with the code of that intent and nothing else: the group letter, a hyphen \
+and the intent letter, for example C-F."""
+# Examples per intent in the CLINC150 prompt: the one place this is chosen.
+# 151 intents with 3 examples give a system prompt of 7,018 tokens (2: 5,627;
+# measured in datasets/README.md), which leaves room in a 10,240-token context.
+CLINC150_EXAMPLES = 3
 
 
 @dataclass(frozen=True)
@@ -51,16 +63,18 @@ class BuiltPrompt:
         return {intent.name: intent for intent in self.codes.values()}
 
 
-def build_prompt(labels: LabelSet, examples_per_intent: int = 5, descriptions: bool = True) -> BuiltPrompt:
+def build_prompt(labels: LabelSet, examples_per_intent: int = 5, descriptions: bool = True,
+                 instructions: str = INSTRUCTIONS) -> BuiltPrompt:
     """Build system prompt, grammar and code table from a label set.
 
     examples_per_intent: how many of each intent's examples go into the
-    prompt (0 to 5 with the shipped file). descriptions: include the one-line
-    descriptions. Raises ValueError when examples_per_intent is negative.
+    prompt (0 to 5 with the shipped files). descriptions: include the one-line
+    descriptions. instructions: the paragraph that opens the prompt (BANKING77's
+    by default). Raises ValueError when examples_per_intent is negative.
     """
     if examples_per_intent < 0:
         raise ValueError(f"examples_per_intent must be 0 or more, got {examples_per_intent}")
-    lines = [INSTRUCTIONS, ""]
+    lines = [instructions, ""]
     rules = []
     intent_letters = {}
     for group in labels.groups:
@@ -90,6 +104,11 @@ def build_prompt(labels: LabelSet, examples_per_intent: int = 5, descriptions: b
 def load_prompt(examples_per_intent: int = 5, descriptions: bool = True) -> BuiltPrompt:
     """build_prompt() on the shipped BANKING77 label set (datasets/banking77.json)."""
     return build_prompt(load_labels(), examples_per_intent, descriptions)
+
+
+def load_clinc150_prompt(examples_per_intent: int = CLINC150_EXAMPLES, descriptions: bool = True) -> BuiltPrompt:
+    """build_prompt() on the shipped CLINC150 label set (datasets/clinc150.json): 151 codes, K-A = out of scope."""
+    return build_prompt(clinc150.load_labels(), examples_per_intent, descriptions, CLINC150_INSTRUCTIONS)
 
 
 def main() -> int:

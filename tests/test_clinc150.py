@@ -1,0 +1,262 @@
+"""CLINC150 loader, its label file with the out-of-scope code K-A, and the script that regenerates it."""
+import copy
+import json
+import os
+import re
+import shutil
+import string
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+import series  # noqa: F401,E402  (puts the post folders on sys.path)
+from datafiles import DATA_ENV, DatasetUnavailable  # noqa: E402
+
+# Tests read the offline mirror unless the caller points elsewhere.
+os.environ.setdefault(DATA_ENV, str(ROOT.parent / "shared" / "datasets"))
+
+from clinc150 import (CALIB_OOS_SPLIT, CALIB_SPLIT, DATA_SHA256, LABELS_FILE, check_labels,  # noqa: E402
+                      load_domains, load_labels, load_rows, load_split, spread)
+from make_banking77 import normalise  # noqa: E402
+from prompt import CLINC150_EXAMPLES, build_prompt, load_clinc150_prompt  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def rows():
+    """Every list of data_full.json, by name."""
+    return {split: load_rows(split) for split in ("train", "val", "test", "oos_train", "oos_val", "oos_test")}
+
+
+@pytest.fixture(scope="module")
+def labels():
+    return load_labels()
+
+
+@pytest.fixture(scope="module")
+def built():
+    return load_clinc150_prompt()
+
+
+@pytest.fixture
+def raw():
+    """The committed label file as a dict, to break in copies."""
+    return json.loads(LABELS_FILE.read_text(encoding="utf-8"))
+
+
+def write(tmp_path, data) -> Path:
+    path = tmp_path / "labels.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path
+
+
+# --- data_full.json ----------------------------------------------------------
+
+def test_lists_have_official_sizes(rows):
+    sizes = {split: len(messages) for split, messages in rows.items()}
+    assert sizes == {"train": 15_000, "val": 3_000, "test": 4_500, "oos_train": 100, "oos_val": 100, "oos_test": 1_000}
+
+
+def test_in_scope_lists_hold_150_intents_evenly_and_oos_lists_only_oos(rows):
+    for split, per_intent in (("train", 100), ("val", 20), ("test", 30)):
+        counts = Counter(m.intent for m in rows[split])
+        assert len(counts) == 150 and set(counts.values()) == {per_intent}, split
+        assert "oos" not in counts
+    for split in ("oos_train", "oos_val", "oos_test"):
+        assert {m.intent for m in rows[split]} == {"oos"}
+
+
+def test_ids_are_split_and_position_from_zero(rows):
+    assert rows["train"][0].id == "train-0" and rows["train"][-1].id == "train-14999"
+    assert rows["oos_test"][-1].id == "oos_test-999"
+    # data_full.json, first item of train: ["what expression would i use to say i love you if i were an italian", "translate"]
+    assert rows["train"][0].text == "what expression would i use to say i love you if i were an italian"
+    assert rows["train"][0].intent == "translate"
+
+
+def test_unknown_split_is_refused():
+    with pytest.raises(ValueError, match="dev"):
+        load_rows("dev")
+    with pytest.raises(ValueError, match="'calib' or 'test'"):
+        load_split("train")
+
+
+def test_wrong_checksum_names_the_file_and_both_hashes(tmp_path, monkeypatch):
+    (tmp_path / "clinc150").mkdir()
+    (tmp_path / "clinc150" / "data_full.json").write_text('{"train": []}', encoding="utf-8")
+    monkeypatch.setenv(DATA_ENV, str(tmp_path))
+    expected = rf"data_full\.json has sha256 [0-9a-f]{{64}} but {DATA_SHA256} was expected"
+    with pytest.raises(DatasetUnavailable, match=expected):
+        load_rows("train")
+
+
+def test_missing_mirror_file_names_the_official_url(tmp_path, monkeypatch):
+    monkeypatch.setenv(DATA_ENV, str(tmp_path))
+    with pytest.raises(DatasetUnavailable, match=r"\(from https://raw\.githubusercontent\.com/clinc/oos-eval/"):
+        load_rows("val")
+
+
+# --- the splits the posts run on -----------------------------------------------
+
+def test_test_split_is_4500_in_scope_then_1000_out_of_scope(rows):
+    test = load_split("test")
+    assert len(test) == 5_500
+    assert test == rows["test"] + rows["oos_test"]
+
+
+def test_calib_split_is_5_val_rows_per_intent_then_all_of_oos_val(labels, rows):
+    calib = load_split("calib", labels)
+    assert len(calib) == 850  # 150 intents x 5 + 100
+    in_scope, out_of_scope = calib[:750], calib[750:]
+    assert [m.id for m in in_scope] == [f"val-{row}" for row in labels.calibration_rows]
+    assert list(labels.calibration_rows) == sorted(labels.calibration_rows)
+    assert set(Counter(m.intent for m in in_scope).values()) == {5}
+    assert out_of_scope == rows["oos_val"]
+
+
+def test_label_file_names_the_lists_calib_is_drawn_from(raw):
+    assert (raw["calibration"]["split"], raw["calibration"]["out_of_scope_split"]) == (CALIB_SPLIT, CALIB_OOS_SPLIT)
+
+
+def test_spread_deals_one_message_per_intent_and_oos_before_any_second(labels):
+    dealt = spread(load_split("calib", labels))
+    assert len({m.intent for m in dealt[:151]}) == 151
+    assert len({m.intent for m in dealt[151:302]}) == 151
+    assert {m.intent for m in dealt[755:]} == {"oos"}  # after 5 rounds only out-of-scope is left
+
+
+# --- the label file ----------------------------------------------------------
+
+def test_label_file_has_11_groups_the_10_domains_then_out_of_scope(labels):
+    domains = load_domains()
+    assert [g.letter for g in labels.groups] == list("ABCDEFGHIJK")
+    for group, intents in zip(labels.groups, domains.values()):
+        assert sorted(i.name for i in group.intents) == sorted(intents)
+    assert [i.name for i in labels.group("K").intents] == ["oos"]
+
+
+def test_every_intent_of_data_full_is_covered_once(labels, rows):
+    names = [i.name for i in labels.intents]
+    assert len(names) == len(set(names)) == 151
+    assert set(names) == {m.intent for messages in rows.values() for m in messages}
+
+
+def test_codes_are_unique_and_out_of_scope_is_k_a(labels):
+    codes = [i.code for i in labels.intents]
+    assert len(set(codes)) == 151
+    assert all(re.fullmatch(r"[A-J]-[A-O]|K-A", code) for code in codes)
+    for group in labels.groups:  # letters run A, B, C... inside each group
+        assert [i.letter for i in group.intents] == list(string.ascii_uppercase[:len(group.intents)])
+    oos = labels.by_intent["oos"]
+    assert oos.code == "K-A" and oos.description == "The message fits none of the intents above"
+
+
+def test_descriptions_are_one_short_line(labels):
+    for intent in labels.intents:
+        assert intent.description and "\n" not in intent.description
+        assert len(intent.description.split()) <= 12, intent.name
+
+
+def test_examples_are_five_short_training_texts_of_their_intent(labels, rows):
+    texts = {(m.text, m.intent) for m in rows["train"] + rows["oos_train"]}
+    for intent in labels.intents:
+        assert len(intent.examples) == 5
+        assert all((text, intent.name) in texts and len(text) <= 60 for text in intent.examples), intent.name
+
+
+def test_examples_and_calibration_messages_share_no_text(labels):
+    examples = {normalise(text) for i in labels.intents for text in i.examples}
+    calib = {normalise(m.text) for m in load_split("calib", labels)}
+    assert len(calib) == 850  # no text twice in calib either
+    assert not examples & calib
+
+
+def test_check_labels_accepts_the_committed_file(labels):
+    check_labels(labels)
+
+
+def test_missing_intent_is_refused_with_the_dataset_name(raw, tmp_path):
+    broken = copy.deepcopy(raw)
+    del broken["groups"][0]["intents"][-1]
+    with pytest.raises(ValueError, match="150 intents, CLINC150 has 151"):
+        load_labels(write(tmp_path, broken))
+
+
+def test_intent_moved_to_another_domain_fails_check_labels(raw, tmp_path):
+    broken = copy.deepcopy(raw)
+    moved = broken["groups"][0]["intents"].pop()
+    broken["groups"][1]["intents"].append({**moved, "letter": "P"})
+    with pytest.raises(ValueError, match="10 domains of domains.json"):
+        check_labels(load_labels(write(tmp_path, broken)))
+
+
+def test_calibration_row_that_repeats_an_example_fails_check_labels(raw, tmp_path, rows):
+    # val-2369 "hey what's up" (greeting) is also train-11896: the one exact repeat
+    # of a train text in val, so it can be an example and a calibration row at once.
+    assert rows["val"][2369].text == rows["train"][11896].text == "hey what's up"
+    broken = copy.deepcopy(raw)
+    greeting = next(i for g in broken["groups"] for i in g["intents"] if i["intent"] == "greeting")
+    greeting["examples"][0] = "hey what's up"
+    calibration = broken["calibration"]["rows"]
+    swapped = next(n for n, row in enumerate(calibration) if rows["val"][row].intent == "greeting")
+    calibration[swapped] = 2369  # still 5 greeting rows
+    with pytest.raises(ValueError, match=r"\['val-2369'\] are also prompt examples"):
+        check_labels(load_labels(write(tmp_path, broken)))
+
+
+# --- make_clinc150.py --------------------------------------------------------
+
+def test_make_clinc150_is_deterministic_and_matches_committed_file(tmp_path):
+    copy_path = tmp_path / "clinc150.json"
+    shutil.copy(LABELS_FILE, copy_path)
+    script = [sys.executable, str(ROOT / "datasets" / "make_clinc150.py"), "--labels", str(copy_path)]
+    outputs = []
+    for _ in range(2):
+        subprocess.run(script, check=True, capture_output=True)
+        outputs.append(copy_path.read_bytes())
+    assert outputs[0] == outputs[1] == LABELS_FILE.read_bytes()
+
+
+# --- the prompt and grammar built from it ------------------------------------
+
+def grammar_codes(grammar: str) -> set[str]:
+    """Expand every '"G" "-" [letters]' rule of the grammar into its codes."""
+    codes = set()
+    for group, letters in re.findall(r'^group-[a-z] ::= "([A-Z])" "-" \[([A-Z]+)\]$', grammar, re.MULTILINE):
+        codes |= {f"{group}-{letter}" for letter in letters}
+    return codes
+
+
+def test_grammar_allows_exactly_the_151_codes_including_k_a(built):
+    assert grammar_codes(built.grammar) == set(built.codes)
+    assert len(built.codes) == 151 and {"C-F", "K-A"} <= set(built.codes)
+    lines = built.grammar.strip().splitlines()
+    assert lines[0] == "root ::= " + " | ".join(f"group-{g}" for g in "abcdefghijk")
+    # A one-intent group is a one-letter class: llama.cpp's GBNF parser reads [A] like [ABC].
+    assert lines[-1] == 'group-k ::= "K" "-" [A]'
+    assert built.intent_letters["K"] == "A" and built.group_letters == "ABCDEFGHIJK"
+
+
+def test_prompt_lists_every_code_and_tells_when_to_answer_k_a(built):
+    for code, intent in built.codes.items():
+        assert f"\n{code} {intent.name}:" in built.system_prompt
+    assert "\nGroup K: Out of scope\nK-A oos: The message fits none of the intents above\n" in built.system_prompt
+    assert "gets K-A" in built.system_prompt.split("\n")[0]
+    assert "bank" not in built.system_prompt.split("\n")[0]  # not BANKING77's instructions
+
+
+def test_prompt_has_the_chosen_number_of_examples_and_fits_the_context(built):
+    assert built.system_prompt.count("\n  e.g. ") == 151
+    for intent in built.codes.values():
+        assert "  e.g. " + " | ".join(intent.examples[:CLINC150_EXAMPLES]) + "\n" in built.system_prompt
+    # Measured: 27,221 characters = 7,018 tokens (3.88 characters a token, datasets/README.md).
+    # 31,000 characters is about 8,000 tokens, the budget in a 10,240-token context.
+    assert len(built.system_prompt) <= 31_000
+
+
+def test_build_prompt_keeps_banking77_instructions_by_default(labels):
+    assert build_prompt(labels, 0).system_prompt.startswith("You sort the messages that customers send to their bank.")
