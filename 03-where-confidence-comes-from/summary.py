@@ -82,8 +82,11 @@ def load_results(split: str, results: Path | None = None) -> tuple[Path, list[di
 
 
 def describe(path: Path, records: list[dict]) -> str:
-    """One line naming the file and the model(s) whose answers it holds."""
-    return f"{path}: model {', '.join(sorted({r['model'] for r in records}))}"
+    """One line naming the file (relative to the repository when inside it) and the model(s) it holds."""
+    root = RESULTS.parent
+    path = Path(path).resolve()
+    shown = path.relative_to(root) if path.is_relative_to(root) else path
+    return f"{shown}: model {', '.join(sorted({r['model'] for r in records}))}"
 
 
 def main() -> int:
