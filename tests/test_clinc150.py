@@ -122,11 +122,14 @@ def test_label_file_names_the_lists_calib_is_drawn_from(raw):
     assert (raw["calibration"]["split"], raw["calibration"]["out_of_scope_split"]) == (CALIB_SPLIT, CALIB_OOS_SPLIT)
 
 
-def test_spread_deals_one_message_per_intent_and_oos_before_any_second(labels):
-    dealt = spread(load_split("calib", labels))
-    assert len({m.intent for m in dealt[:151]}) == 151
-    assert len({m.intent for m in dealt[151:302]}) == 151
-    assert {m.intent for m in dealt[755:]} == {"oos"}  # after 5 rounds only out-of-scope is left
+def test_spread_keeps_out_of_scope_in_proportion_in_every_prefix(labels):
+    test = load_split("test", labels)
+    dealt = spread(test)
+    assert sorted(m.id for m in dealt) == sorted(m.id for m in test)
+    for size in (100, 550, 2750):
+        share = sum(m.intent == "oos" for m in dealt[:size]) / size
+        assert abs(share - 1000 / 5500) < 0.02          # 18.2% out of scope in every prefix
+    assert len({m.intent for m in dealt[:200]}) == 151  # and every in-scope intent early on
 
 
 # --- the label file ----------------------------------------------------------
