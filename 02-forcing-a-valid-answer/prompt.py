@@ -111,6 +111,10 @@ def load_clinc150_prompt(examples_per_intent: int = CLINC150_EXAMPLES, descripti
     return build_prompt(clinc150.load_labels(), examples_per_intent, descriptions, CLINC150_INSTRUCTIONS)
 
 
+# The prompt of each dataset, by the name used in --dataset and in results file names.
+PROMPTS = {"banking77": load_prompt, "clinc150": load_clinc150_prompt}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--grammar", action="store_true", help="print only the grammar")

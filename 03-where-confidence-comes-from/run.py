@@ -1,10 +1,11 @@
-"""Typed answers with confidence on a BANKING77 split: the file every later post reads.
+"""Typed answers with confidence on a BANKING77 or CLINC150 split: the file every later post reads.
 
     python3 03-where-confidence-comes-from/run.py --split calib           # 770 messages
     python3 03-where-confidence-comes-from/run.py --split test            # 3,080 messages
     python3 03-where-confidence-comes-from/run.py --split test --limit 100
+    python3 03-where-confidence-comes-from/run.py --dataset clinc150 --split calib   # 850 messages
 
-Writes results/banking77-<split>.jsonl: one JSON object per message (fields in
+Writes results/<dataset>-<split>.jsonl: one JSON object per message (fields in
 README.md). Ctrl-C keeps the finished lines; the same command resumes. At the
 end it prints the summary block of the post. Posts 04-08 read these files (or
 the committed reference copies in results/reference/) without a server.
@@ -21,31 +22,36 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # noqa: E402,F401  (puts the post folders on sys.path)
-from banking77 import load_split, spread  # noqa: E402
+import banking77  # noqa: E402
+import clinc150  # noqa: E402
 from batch import base_record, run_messages  # noqa: E402
 from confidence import answer_of, answer_fields  # noqa: E402
 from decision import ask_code, request_settings  # noqa: E402
 from llama_http import Client, exit_on_server_errors  # noqa: E402
-from prompt import load_prompt  # noqa: E402
+from prompt import PROMPTS  # noqa: E402
 from results_file import RESULTS  # noqa: E402
-from summary import print_summary  # noqa: E402
+from summary import DATASETS, print_summary  # noqa: E402
 from tokens import letter_tokens  # noqa: E402
+
+SPLIT_LOADERS = {"banking77": banking77.load_split, "clinc150": clinc150.load_split}
+
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--dataset", choices=DATASETS, default="banking77", help="which dataset (default: banking77)")
     parser.add_argument("--split", choices=("calib", "test"), default="calib", help="which messages (default: calib)")
     parser.add_argument("--limit", type=int, help="only N messages, spread evenly over the intents")
     parser.add_argument("--top-logprobs", type=int, default=30, help="candidates per token (default: 30)")
-    parser.add_argument("--out", type=Path, help="results file (default: results/banking77-<split>.jsonl)")
+    parser.add_argument("--out", type=Path, help="results file (default: results/<dataset>-<split>.jsonl)")
     args = parser.parse_args()
     if args.limit is not None and args.limit < 1:
         parser.error("--limit must be 1 or more")
     if args.top_logprobs < 1:
         parser.error("--top-logprobs must be 1 or more: confidence is read from the candidates")
 
-    out = args.out or RESULTS / f"banking77-{args.split}.jsonl"
-    messages = spread(load_split(args.split))[: args.limit]  # any prefix covers all intents
-    built = load_prompt()
+    out = args.out or RESULTS / f"{args.dataset}-{args.split}.jsonl"
+    messages = banking77.spread(SPLIT_LOADERS[args.dataset](args.split))[: args.limit]  # any prefix covers all intents
+    built = PROMPTS[args.dataset]()
     client = Client()
     model = client.model_info()["model"]
     tokens = letter_tokens(client)
@@ -55,7 +61,8 @@ def main() -> int:
         reply = ask_code(client, built, message.text, top_logprobs=args.top_logprobs)
         return {**base_record(message, reply, built, model, settings), **answer_fields(answer_of(reply, built, tokens))}
 
-    records = run_messages(messages, out, make_record, f"{args.split} (model {model}, top_logprobs {args.top_logprobs})")
+    what = f"{args.dataset} {args.split} (model {model}, top_logprobs {args.top_logprobs})"
+    records = run_messages(messages, out, make_record, what)
     print_summary(records)
     return 0
 

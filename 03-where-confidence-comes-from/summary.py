@@ -20,6 +20,7 @@ from results_file import RESULTS, read_results  # noqa: E402
 
 REFERENCE = RESULTS / "reference" / "qwen2.5-coder-1.5b-instruct-q4_k_m"
 SPLITS = ("calib", "test")
+DATASETS = ("banking77", "clinc150")
 
 RANGES = ((0.0, 0.5), (0.5, 0.7), (0.7, 0.9), (0.9, 0.99), (0.99, 1.0))
 
@@ -65,20 +66,39 @@ def print_summary(records: list[dict]) -> None:
         print(f"{low:.2f}-{high:<7.2f} {len(inside):7d} {accuracy}")
 
 
-def add_results_arguments(parser: argparse.ArgumentParser) -> None:
-    """--split and --results, the same two options in every script that reads run.py's files."""
+def add_results_arguments(parser: argparse.ArgumentParser, fits_on_calib: bool = False) -> None:
+    """--dataset, --split and --results (and --calib for scripts that fit on the calibration split).
+
+    The same options in every script that reads run.py's files; defaults are
+    the committed reference files of BANKING77.
+    """
     parser.add_argument("--split", choices=SPLITS, default="test", help="which reference split (default: test)")
     parser.add_argument("--results", type=Path, help="a results file of run.py instead of the reference one")
+    if fits_on_calib:
+        add_calib_arguments(parser)
+    else:
+        add_dataset_argument(parser)
 
 
-def load_results(split: str, results: Path | None = None) -> tuple[Path, list[dict]]:
-    """The records of one split: `results` if given, else the committed reference file.
+def add_dataset_argument(parser: argparse.ArgumentParser) -> None:
+    """--dataset: banking77 (default) or clinc150."""
+    parser.add_argument("--dataset", choices=DATASETS, default="banking77", help="which dataset (default: banking77)")
+
+
+def add_calib_arguments(parser: argparse.ArgumentParser) -> None:
+    """--dataset and --calib: the calibration split a script fits on."""
+    add_dataset_argument(parser)
+    parser.add_argument("--calib", type=Path, help="results file to fit on (default: the reference calib split)")
+
+
+def load_results(split: str, results: Path | None = None, dataset: str = "banking77") -> tuple[Path, list[dict]]:
+    """The records of one split: `results` if given, else the committed reference file of `dataset`.
 
     Returns (path read, list of record dicts, one per message). Raises
     FileNotFoundError naming the run.py command that writes a missing file.
     """
-    path = Path(results) if results else REFERENCE / f"banking77-{split}.jsonl"
-    return path, read_results(path, f"python3 03-where-confidence-comes-from/run.py --split {split}")
+    path = Path(results) if results else REFERENCE / f"{dataset}-{split}.jsonl"
+    return path, read_results(path, f"python3 03-where-confidence-comes-from/run.py --dataset {dataset} --split {split}")
 
 
 def describe(path: Path, records: list[dict]) -> str:
@@ -93,7 +113,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_results_arguments(parser)
     args = parser.parse_args()
-    path, records = load_results(args.split, args.results)
+    path, records = load_results(args.split, args.results, args.dataset)
     print(describe(path, records))
     print_summary(records)
     return 0

@@ -169,7 +169,7 @@ def main() -> int:
     args = parser.parse_args()
     if args.bins < 1:
         parser.error("--bins must be 1 or more")
-    path, records = load_results(args.split, args.results)
+    path, records = load_results(args.split, args.results, args.dataset)
     confidences, corrects = outcomes(records)
     if not confidences:
         raise ValueError(f"{path} holds no answers")

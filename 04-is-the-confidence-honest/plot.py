@@ -103,7 +103,7 @@ def main() -> int:
     args = parser.parse_args()
     show = has_display() and not args.no_show
     plt = pyplot(show)  # noqa: F841  (selects the backend before any figure is made)
-    path, records = load_results(args.split, args.results)
+    path, records = load_results(args.split, args.results, args.dataset)
     confidences, corrects = outcomes(records)
     print(describe(path, records))
     bins = reliability_bins(confidences, corrects, N_BINS)

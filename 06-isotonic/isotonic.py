@@ -108,14 +108,13 @@ def fit_isotonic(confidences: list[float], corrects: list[bool]) -> IsotonicFit:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_results_arguments(parser)
-    parser.add_argument("--calib", type=Path, help="results file to fit on (default: the reference calib split)")
+    add_results_arguments(parser, fits_on_calib=True)
     parser.add_argument("--png", type=Path, help="where to save the diagrams (default: results/isotonic-<split>.png)")
     parser.add_argument("--no-show", action="store_true", help="only save the PNG, even when a display is available")
     args = parser.parse_args()
 
-    calib_path, calib = load_results("calib", args.calib)
-    path, records = load_results(args.split, args.results)
+    calib_path, calib = load_results("calib", args.calib, args.dataset)
+    path, records = load_results(args.split, args.results, args.dataset)
     print(f"fit on    {describe(calib_path, calib)}")
     print(f"report on {describe(path, records)}\n")
     calib_confidences, calib_corrects = outcomes(calib)

@@ -65,14 +65,13 @@ def coverage_figure(curves: dict[str, list[CoveragePoint]], corrects: list[bool]
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_results_arguments(parser)
-    parser.add_argument("--calib", type=Path, help="results file to fit on (default: the reference calib split)")
+    add_results_arguments(parser, fits_on_calib=True)
     add_plot_arguments(parser, "coverage-<split>.png")
     args = parser.parse_args()
     show = has_display() and not args.no_show
     pyplot(show)  # selects the backend before any figure is made
-    calib_path, calib = load_results("calib", args.calib)
-    path, records = load_results(args.split, args.results)
+    calib_path, calib = load_results("calib", args.calib, args.dataset)
+    path, records = load_results(args.split, args.results, args.dataset)
     if not records:
         raise ValueError(f"{path} holds no answers")
     print(f"fit on    {describe(calib_path, calib)}")

@@ -332,12 +332,11 @@ def print_curve(variants: dict[str, list[float]], corrects: list[bool]) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_results_arguments(parser)
-    parser.add_argument("--calib", type=Path, help="results file to fit on (default: the reference calib split)")
+    add_results_arguments(parser, fits_on_calib=True)
     args = parser.parse_args()
 
-    calib_path, calib = load_results("calib", args.calib)
-    path, records = load_results(args.split, args.results)
+    calib_path, calib = load_results("calib", args.calib, args.dataset)
+    path, records = load_results(args.split, args.results, args.dataset)
     if not records:
         raise ValueError(f"{path} holds no answers")
     print(f"fit on    {describe(calib_path, calib)}")

@@ -23,8 +23,9 @@ from banking77 import Intent  # noqa: E402
 from confidence import answer_fields, answer_of  # noqa: E402
 from decision import CodeReply, ask_code  # noqa: E402
 from llama_http import Client, exit_on_server_errors  # noqa: E402
-from prompt import BuiltPrompt, load_prompt  # noqa: E402
+from prompt import PROMPTS, BuiltPrompt  # noqa: E402
 from routes import Calibrator, Thresholds, add_threshold_arguments, route_of, thresholds_from, top_two  # noqa: E402
+from summary import add_calib_arguments  # noqa: E402
 from tokens import letter_tokens  # noqa: E402
 from typed import EXAMPLES, TOP_LOGPROBS  # noqa: E402
 
@@ -110,6 +111,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("message", nargs="?", default=EXAMPLES[0],
                         help=f"a customer message (default: {EXAMPLES[0]!r}, from post 01)")
+    add_calib_arguments(parser)
     add_threshold_arguments(parser)
     args = parser.parse_args()
     if not args.message.strip():
@@ -119,7 +121,7 @@ def main() -> int:
     calib_models = sorted({r["model"] for r in calib})
     client = Client()
     info = client.model_info()
-    built = load_prompt()
+    built = PROMPTS[args.dataset]()
     tokens = letter_tokens(client)
     print(f"server: {client.url}  model: {info['model']}  build: {info['build']}")
     print(f"thresholds fitted on {calib_path.name} (model {', '.join(calib_models)}): {describe_thresholds(thresholds)}")

@@ -378,8 +378,7 @@ def fraction(text: str) -> float:
 
 
 def add_threshold_arguments(parser: argparse.ArgumentParser) -> None:
-    """--calib, --target and --ask-target: the same options in routes.py and route.py."""
-    parser.add_argument("--calib", type=Path, help="results file to fit on (default: the reference calib split)")
+    """--target and --ask-target: the same options in routes.py and route.py."""
     parser.add_argument("--target", type=fraction, default=TARGET,
                         help=f"precision the act route must reach on calib, a fraction (default: {TARGET})")
     parser.add_argument("--ask-target", type=fraction, default=ASK_TARGET,
@@ -389,7 +388,7 @@ def add_threshold_arguments(parser: argparse.ArgumentParser) -> None:
 
 def thresholds_from(args: argparse.Namespace) -> tuple[Path, list[dict], Calibrator, Thresholds]:
     """Load the calib file named by the arguments, fit the calibration and the thresholds on it."""
-    calib_path, calib = load_results("calib", args.calib)
+    calib_path, calib = load_results("calib", args.calib, args.dataset)
     calibrate = fit_calibration(calib)
     return calib_path, calib, calibrate, fit_thresholds(calib, calibrate, args.target, args.ask_target)
 
@@ -433,7 +432,7 @@ def print_report(result: RouteReport) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_results_arguments(parser)
+    add_results_arguments(parser, fits_on_calib=True)
     add_threshold_arguments(parser)
     parser.add_argument("--seed", type=int, default=SEED, help=f"seed of the bootstrap resampling (default: {SEED})")
     parser.add_argument("--resamples", type=int, default=RESAMPLES,
@@ -443,7 +442,7 @@ def main() -> int:
         parser.error("--resamples must be 1 or more")
 
     calib_path, calib, calibrate, thresholds = thresholds_from(args)
-    path, records = load_results(args.split, args.results)
+    path, records = load_results(args.split, args.results, args.dataset)
     print(f"fit on    {describe(calib_path, calib)}")
     print(f"report on {describe(path, records)}")
     if path.resolve() == calib_path.resolve():

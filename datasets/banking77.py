@@ -225,22 +225,23 @@ def load_split(name: str, labels: LabelSet | None = None) -> list[Message]:
 
 
 def spread(messages: list[Message]) -> list[Message]:
-    """The same messages, interleaved so that every prefix holds each intent in proportion to its size.
+    """The same messages, one of each intent first, then each intent in proportion to its size.
 
     The official files (and so the splits) are grouped by intent, so the first
     200 test messages are only a handful of intents. spread() gives the k-th
-    of an intent's n messages the position (k + 0.5) / n along the split and
-    sorts by it, ties in order of the intents' first appearance. When every
-    intent has as many messages (BANKING77's splits) this is plain
-    round-robin: the first 77 messages are one per intent, the next 77 the
-    second of each. An intent with more messages (CLINC150's 1,000
-    out-of-scope test messages) comes up more often all along, instead of
-    filling the end. Deterministic; a full split keeps every message once.
+    (from 0) of an intent's n messages the position k / n along the split and
+    sorts by it, ties in order of the intents' first appearance. So the first
+    messages are one per intent, and when every intent has as many messages
+    (BANKING77's splits) the whole order is plain round-robin: the next 77 are
+    the second of each, and so on. An intent with more messages (CLINC150's
+    1,000 out-of-scope test messages) then comes up more often all along,
+    instead of filling the end. Deterministic; a full split keeps every
+    message once.
     """
     by_intent: dict[str, list[Message]] = {}
     for message in messages:
         by_intent.setdefault(message.intent, []).append(message)
-    keyed = [((rank + 0.5) / len(queue), order, rank)
+    keyed = [(rank / len(queue), order, rank)
              for order, queue in enumerate(by_intent.values()) for rank in range(len(queue))]
     queues = list(by_intent.values())
     return [queues[order][rank] for _, order, rank in sorted(keyed)]

@@ -195,8 +195,8 @@ def test_spread_deals_one_message_per_intent_before_any_second():
 
 def test_spread_by_hand_with_uneven_intents():
     a1, a2, a3, b1 = (Message(f"x-{i}", "t", intent) for i, intent in enumerate("aaab"))
-    # positions: a1 1/6, a2 3/6, a3 5/6, b1 1/2; a2 and b1 tie at 1/2 and a came first
-    assert spread([a1, a2, a3, b1]) == [a1, a2, b1, a3]
+    # positions k / n: a1 0, a2 1/3, a3 2/3, b1 0; a1 and b1 tie at 0 and a came first
+    assert spread([a1, a2, a3, b1]) == [a1, b1, a2, a3]
     c1, c2, d1, d2 = (Message(f"y-{i}", "t", intent) for i, intent in enumerate("ccdd"))
     assert spread([c1, c2, d1, d2]) == [c1, d1, c2, d2]          # equal sizes: round-robin
     assert spread([]) == []

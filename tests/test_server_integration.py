@@ -196,3 +196,31 @@ def test_confidence_run_writes_five_well_formed_lines_and_a_rerun_adds_none(tmp_
     second = run_script("03-where-confidence-comes-from/run.py", "--split", "test", "--limit", "5", "--out", str(out))
     assert second.returncode == 0 and "0 to go" in second.stdout
     assert len(out.read_text().splitlines()) == 5
+
+
+def test_clinc150_grammar_single_intent_rule_is_accepted_and_gives_the_out_of_scope_code(client):
+    import dataclasses
+
+    from prompt import load_clinc150_prompt
+    built = load_clinc150_prompt()
+    # Keep only the out-of-scope group: the one rule with a single allowed intent letter.
+    rule = next(line for line in built.grammar.splitlines() if line.startswith("group-k ::="))
+    only_k = dataclasses.replace(built, grammar=f"root ::= group-k\n{rule}\n")
+    reply = ask_code(client, only_k, "what is the airspeed velocity of an unladen swallow")
+    assert reply.status == "ok" and reply.code == "K-A"
+    assert built.codes["K-A"].name == "oos"
+
+
+def test_clinc150_run_writes_lines_with_codes_of_its_label_set(tmp_path):
+    from prompt import load_clinc150_prompt
+    codes = load_clinc150_prompt().codes
+    out = tmp_path / "clinc150-test.jsonl"
+    result = run_script("03-where-confidence-comes-from/run.py", "--dataset", "clinc150", "--split", "test",
+                        "--limit", "3", "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    assert "clinc150 test" in result.stdout
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(records) == 3
+    for record in records:
+        assert record["status"] == "ok" and record["code"] in codes and record["gold_code"] in codes
+        assert record["correct"] == (record["code"] == record["gold_code"])
