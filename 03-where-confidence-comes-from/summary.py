@@ -98,7 +98,8 @@ def load_results(split: str, results: Path | None = None, dataset: str = "bankin
     FileNotFoundError naming the run.py command that writes a missing file.
     """
     path = Path(results) if results else REFERENCE / f"{dataset}-{split}.jsonl"
-    return path, read_results(path, f"python3 03-where-confidence-comes-from/run.py --dataset {dataset} --split {split}")
+    option = "" if dataset == "banking77" else f" --dataset {dataset}"
+    return path, read_results(path, f"python3 03-where-confidence-comes-from/run.py{option} --split {split}")
 
 
 def describe(path: Path, records: list[dict]) -> str:
