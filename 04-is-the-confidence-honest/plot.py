@@ -33,7 +33,9 @@ def has_display() -> bool:
 def pyplot(show: bool):
     """matplotlib.pyplot with a file-only backend unless a window will be shown.
 
-    Raises ImportError with the pip command when matplotlib is missing.
+    Raises ImportError with the pip command when matplotlib is missing. Call it
+    before the first figure; plot.py itself imports matplotlib only here, so
+    the scripts that import it still load without matplotlib.
     """
     try:
         import matplotlib

@@ -24,6 +24,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # noqa: E402,F401  (puts the post folders on sys.path)
 from ece import N_BINS, ece, outcomes, reliability_bins  # noqa: E402
+from plot import add_plot_arguments, has_display, pyplot, reliability_figure, save_figure  # noqa: E402
 from results_file import RESULTS  # noqa: E402
 from summary import add_results_arguments, describe, load_results  # noqa: E402
 
@@ -188,11 +189,26 @@ def scaled_confidences(records: list[dict], fits: dict[str, TemperatureFit]) -> 
     return [scaled_confidence(r, fits["group"].temperature, fits["intent"].temperature) for r in records]
 
 
+def step_honesty(records: list[dict], step: str, temperature: float) -> tuple[int, float, float]:
+    """One step on its own: (answers, how often the chosen letter was right, mean P_T(chosen letter)).
+
+    group step: every answer with status ok. intent step: answers whose group
+    was right (the only ones where the intent letter can be right). A step is
+    honest on average when the two fractions (in [0, 1]) agree.
+    """
+    rows = [r for r in records if r["status"] == "ok" and (step == "group" or r["right_group"])]
+    if not rows:
+        return 0, 0.0, 0.0
+    position = 0 if step == "group" else 1
+    right = sum(r["code"].split("-")[position] == r["gold_code"].split("-")[position] for r in rows)
+    mean_p = sum(scale(r[f"{step}_distribution"], temperature)[r["code"].split("-")[position]] for r in rows)
+    return len(rows), right / len(rows), mean_p / len(rows)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_results_arguments(parser, fits_on_calib=True)
-    parser.add_argument("--png", type=Path, help="where to save the diagrams (default: results/temperature-<split>.png)")
-    parser.add_argument("--no-show", action="store_true", help="only save the PNG, even when a display is available")
+    add_plot_arguments(parser, "temperature-<split>.png")
     args = parser.parse_args()
 
     calib_path, calib = load_results("calib", args.calib, args.dataset)
@@ -206,6 +222,12 @@ def main() -> int:
         bound = f"  (hit the {fit.at_bound} bound of {BOUNDS}: the best T may lie beyond)" if fit.at_bound else ""
         print(f"{fit.step:<7} {fit.temperature:7.3f} {fit.examples:8d} {fit.skipped:8d} "
               f"{fit.nll_before:7.4f} -> {fit.nll_after:.4f}{bound}")
+    print(f"\neach step alone on calib: how often the chosen letter was right, and its mean probability")
+    print(f"{'step':<7} {'answers':>7} {'right':>7} {'mean P at T = 1':>16} {'at the fitted T':>16}")
+    for step, fit in fits.items():
+        answers, right, before = step_honesty(calib, step, 1.0)
+        after = step_honesty(calib, step, fit.temperature)[2]
+        print(f"{step:<7} {answers:7d} {right:7.3f} {before:16.3f} {after:16.3f}")
     if args.split != "calib":
         print(f"\n{'step':<7} NLL {args.split} at T = 1 -> at the fitted T")
         for step, fit in fits.items():
@@ -224,13 +246,13 @@ def main() -> int:
             panels = [(f"{name}, raw: ECE {ece(before, corrects):.3f}", reliability_bins(before, corrects, N_BINS)),
                       (f"{name}, temperature: ECE {ece(after, corrects):.3f}", reliability_bins(after, corrects, N_BINS))]
 
-    from plot import has_display, pyplot, reliability_figure, save_figure
-    show = has_display() and not args.no_show
-    pyplot(show)
-    save_figure(reliability_figure(panels), args.png or RESULTS / f"temperature-{args.split}.png", show)
     before, corrects = outcomes(records)
     print(f"\nECE on {args.split}: {ece(before, corrects):.4f} raw -> {ece(scaled_confidences(records, fits), corrects):.4f} "
           f"with T_group {fits['group'].temperature:.3f}, T_intent {fits['intent'].temperature:.3f}")
+
+    show = has_display() and not args.no_show
+    pyplot(show)
+    save_figure(reliability_figure(panels), args.png or RESULTS / f"temperature-{args.split}.png", show)
     return 0
 
 

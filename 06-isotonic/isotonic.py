@@ -21,6 +21,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # noqa: E402,F401  (puts the post folders on sys.path)
 from ece import N_BINS, check_inputs, ece, outcomes, reliability_bins  # noqa: E402
+from plot import add_plot_arguments, has_display, pyplot, reliability_figure, save_figure  # noqa: E402
 from results_file import RESULTS  # noqa: E402
 from summary import add_results_arguments, describe, load_results  # noqa: E402
 from temperature import fit_temperatures, scaled_confidences  # noqa: E402
@@ -109,8 +110,7 @@ def fit_isotonic(confidences: list[float], corrects: list[bool]) -> IsotonicFit:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_results_arguments(parser, fits_on_calib=True)
-    parser.add_argument("--png", type=Path, help="where to save the diagrams (default: results/isotonic-<split>.png)")
-    parser.add_argument("--no-show", action="store_true", help="only save the PNG, even when a display is available")
+    add_plot_arguments(parser, "isotonic-<split>.png")
     args = parser.parse_args()
 
     calib_path, calib = load_results("calib", args.calib, args.dataset)
@@ -137,14 +137,14 @@ def main() -> int:
     for name, values in variants.items():
         print(f"{name:<12} {ece(values, corrects):7.4f} {sum(values) / len(values):10.3f}")
 
-    from plot import has_display, pyplot, reliability_figure, save_figure
+    print(f"\nECE on {args.split}: raw {ece(variants['raw'], corrects):.4f}, "
+          f"temperature {ece(variants['temperature'], corrects):.4f}, isotonic {ece(variants['isotonic'], corrects):.4f}")
+
     show = has_display() and not args.no_show
     pyplot(show)
     panels = [(f"{args.split}, {name}: ECE {ece(values, corrects):.3f}", reliability_bins(values, corrects, N_BINS))
               for name, values in variants.items()]
     save_figure(reliability_figure(panels), args.png or RESULTS / f"isotonic-{args.split}.png", show)
-    print(f"\nECE on {args.split}: raw {ece(variants['raw'], corrects):.4f}, "
-          f"temperature {ece(variants['temperature'], corrects):.4f}, isotonic {ece(variants['isotonic'], corrects):.4f}")
     return 0
 
 
