@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # noqa: E402,F401  (puts the post folders on sys.path)
-from ece import N_BINS, check_inputs, ece, outcomes, reliability_bins  # noqa: E402
+from ece import N_BINS, check_inputs, ece, outcomes, print_bins, reliability_bins  # noqa: E402
 from plot import add_plot_arguments, has_display, pyplot, reliability_figure, save_figure  # noqa: E402
 from results_file import RESULTS  # noqa: E402
 from summary import add_results_arguments, describe, load_results  # noqa: E402
@@ -137,6 +137,8 @@ def main() -> int:
     for name, values in variants.items():
         print(f"{name:<12} {ece(values, corrects):7.4f} {sum(values) / len(values):10.3f}")
 
+    print(f"\nreliability table of the isotonic confidences on {args.split}:")
+    print_bins(reliability_bins(variants["isotonic"], corrects, N_BINS))
     print(f"\nECE on {args.split}: raw {ece(variants['raw'], corrects):.4f}, "
           f"temperature {ece(variants['temperature'], corrects):.4f}, isotonic {ece(variants['isotonic'], corrects):.4f}")
 
