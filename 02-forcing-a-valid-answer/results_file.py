@@ -64,9 +64,25 @@ class ResultsFile:
 
 
 def read_results(path: Path, command: str) -> list[dict]:
-    """Read a finished results file; FileNotFoundError names the command that writes it."""
+    """Read a finished results file: one dict per line.
+
+    Raises FileNotFoundError naming `command` (the one that writes the file)
+    when it is missing, and ValueError naming the file and line when a line is
+    not a JSON object.
+    """
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"{path} does not exist; write it with: {command}")
+    records = []
     with open(path, encoding="utf-8") as handle:
-        return [json.loads(line) for line in handle if line.strip()]
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as error:
+                raise ValueError(f"{path} line {number} is not JSON ({error.msg}): is it a results file?") from None
+            if not isinstance(record, dict):
+                raise ValueError(f"{path} line {number} is not a JSON object: is it a results file?")
+            records.append(record)
+    return records

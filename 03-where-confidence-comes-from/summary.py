@@ -91,15 +91,41 @@ def add_calib_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--calib", type=Path, help="results file to fit on (default: the reference calib split)")
 
 
+# The fields every later post reads from a line of run.py's results file.
+REQUIRED_FIELDS = ("id", "status", "code", "gold_code", "correct", "right_group", "confidence", "model")
+
+
+def check_record(record: dict, where: str) -> None:
+    """Raise ValueError naming `where` (file and line) when a results line lacks a field or has a bad confidence."""
+    missing = [name for name in REQUIRED_FIELDS if name not in record]
+    if missing:
+        raise ValueError(f"{where} lacks {', '.join(missing)}: not a line written by 03's run.py")
+    confidence = record["confidence"]
+    if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) or not 0.0 <= confidence <= 1.0:
+        raise ValueError(f"{where} has confidence {confidence!r}: it must be a number in [0, 1]")
+
+
 def load_results(split: str, results: Path | None = None, dataset: str = "banking77") -> tuple[Path, list[dict]]:
     """The records of one split: `results` if given, else the committed reference file of `dataset`.
 
     Returns (path read, list of record dicts, one per message). Raises
-    FileNotFoundError naming the run.py command that writes a missing file.
+    FileNotFoundError naming the run.py command that writes a missing file,
+    and ValueError for an empty file or a line that is not a results record
+    (check_record).
     """
-    path = Path(results) if results else REFERENCE / f"{dataset}-{split}.jsonl"
     option = "" if dataset == "banking77" else f" --dataset {dataset}"
-    return path, read_results(path, f"python3 03-where-confidence-comes-from/run.py{option} --split {split}")
+    command = f"python3 03-where-confidence-comes-from/run.py{option} --split {split}"
+    if results:
+        path = Path(results)
+        command += f" --out {path}"
+    else:
+        path = REFERENCE / f"{dataset}-{split}.jsonl"
+    records = read_results(path, command)
+    if not records:
+        raise ValueError(f"{path} holds no answers; write it with: {command}")
+    for number, record in enumerate(records, start=1):
+        check_record(record, f"{path} record {number}")
+    return path, records
 
 
 def describe(path: Path, records: list[dict]) -> str:

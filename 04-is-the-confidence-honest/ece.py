@@ -167,8 +167,8 @@ def main() -> int:
     add_results_arguments(parser)
     parser.add_argument("--bins", type=int, default=N_BINS, help=f"number of equal-width bins (default: {N_BINS})")
     args = parser.parse_args()
-    if args.bins < 1:
-        parser.error("--bins must be 1 or more")
+    if not 1 <= args.bins <= 100:
+        parser.error("--bins must be between 1 and 100")
     path, records = load_results(args.split, args.results, args.dataset)
     confidences, corrects = outcomes(records)
     if not confidences:

@@ -66,3 +66,29 @@ def test_summary_script_names_the_command_when_the_results_file_is_missing(tmp_p
                              "--results", str(tmp_path / "none.jsonl")], capture_output=True, text=True, timeout=120)
     assert result.returncode == 2
     assert result.stderr.strip().count("\n") == 0 and "run.py --split test" in result.stderr
+
+
+@pytest.mark.parametrize("content, message", [
+    ("", "holds no answers"),
+    ('{"id": "x"}\n', "lacks status"),
+    ('{"id": "a", "status": "ok", "code": "A-A", "gold_code": "A-A", "correct": true, "right_group": true, '
+     '"confidence": 1.7, "model": "m"}\n', "confidence 1.7"),
+    ('{"id": "a", "status": "ok", "code": "A-A", "gold_code": "A-A", "correct": true, "right_group": true, '
+     '"confidence": "high", "model": "m"}\n', "confidence 'high'"),
+    ('{"id": "a"}\n{"id": "b"}\n{not json\n', "line 3 is not JSON"),
+])
+def test_a_bad_results_file_gives_one_line_naming_the_problem(tmp_path, content, message):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(content)
+    for script in ("03-where-confidence-comes-from/summary.py", "06-isotonic/isotonic.py", "08-routes/routes.py"):
+        result = subprocess.run([sys.executable, str(ROOT / script), "--results", str(bad)],
+                                capture_output=True, text=True, timeout=120)
+        assert result.returncode == 2, (script, result.stderr)
+        assert result.stderr.count("\n") == 1 and message in result.stderr and str(bad) in result.stderr, script
+
+
+def test_a_missing_own_file_names_the_command_with_out(tmp_path):
+    result = subprocess.run([sys.executable, str(ROOT / "03-where-confidence-comes-from/summary.py"),
+                             "--results", str(tmp_path / "mine.jsonl")], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 2
+    assert f"run.py --split test --out {tmp_path / 'mine.jsonl'}" in result.stderr
