@@ -128,6 +128,19 @@ def load_results(split: str, results: Path | None = None, dataset: str = "bankin
     return path, records
 
 
+def load_fit_and_report(args: argparse.Namespace) -> tuple[Path, list[dict], Path, list[dict]]:
+    """The calibration records to fit on and the records to report on, named by add_results_arguments(fits_on_calib=True).
+
+    Returns (calib path, calib records, path, records) and prints one line
+    naming each file and its model. Raises as load_results does.
+    """
+    calib_path, calib = load_results("calib", args.calib, args.dataset)
+    path, records = load_results(args.split, args.results, args.dataset)
+    print(f"fit on    {describe(calib_path, calib)}")
+    print(f"report on {describe(path, records)}")
+    return calib_path, calib, path, records
+
+
 def describe(path: Path, records: list[dict]) -> str:
     """One line naming the file (relative to the repository when inside it) and the model(s) it holds."""
     root = RESULTS.parent

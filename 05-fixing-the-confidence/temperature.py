@@ -26,7 +26,7 @@ import series  # noqa: E402,F401  (puts the post folders on sys.path)
 from ece import N_BINS, ece, outcomes, reliability_bins  # noqa: E402
 from plot import add_plot_arguments, has_display, pyplot, reliability_figure, save_figure  # noqa: E402
 from results_file import RESULTS  # noqa: E402
-from summary import add_results_arguments, describe, load_results  # noqa: E402
+from summary import add_results_arguments, load_fit_and_report  # noqa: E402
 
 BOUNDS = (0.05, 20.0)
 STEPS = ("group", "intent")
@@ -211,10 +211,8 @@ def main() -> int:
     add_plot_arguments(parser, "temperature-<split>.png")
     args = parser.parse_args()
 
-    calib_path, calib = load_results("calib", args.calib, args.dataset)
-    path, records = load_results(args.split, args.results, args.dataset)
-    print(f"fit on   {describe(calib_path, calib)}")
-    print(f"report on {describe(path, records)}\n")
+    calib_path, calib, path, records = load_fit_and_report(args)
+    print()
     fits = fit_temperatures(calib)
 
     print(f"{'step':<7} {'T':>7} {'answers':>8} {'skipped':>8} {'NLL calib':>17}")
@@ -222,7 +220,7 @@ def main() -> int:
         bound = f"  (hit the {fit.at_bound} bound of {BOUNDS}: the best T may lie beyond)" if fit.at_bound else ""
         print(f"{fit.step:<7} {fit.temperature:7.3f} {fit.examples:8d} {fit.skipped:8d} "
               f"{fit.nll_before:7.4f} -> {fit.nll_after:.4f}{bound}")
-    print(f"\neach step alone on calib: how often the chosen letter was right, and its mean probability")
+    print("\neach step alone on calib: how often the chosen letter was right, and its mean probability")
     print(f"{'step':<7} {'answers':>7} {'right':>7} {'mean P at T = 1':>16} {'at the fitted T':>16}")
     for step, fit in fits.items():
         answers, right, before = step_honesty(calib, step, 1.0)

@@ -23,7 +23,7 @@ import series  # noqa: E402,F401  (puts the post folders on sys.path)
 from ece import N_BINS, check_inputs, ece, outcomes, print_bins, reliability_bins  # noqa: E402
 from plot import add_plot_arguments, has_display, pyplot, reliability_figure, save_figure  # noqa: E402
 from results_file import RESULTS  # noqa: E402
-from summary import add_results_arguments, describe, load_results  # noqa: E402
+from summary import add_results_arguments, load_fit_and_report  # noqa: E402
 from temperature import fit_temperatures, scaled_confidences  # noqa: E402
 
 
@@ -107,31 +107,37 @@ def fit_isotonic(confidences: list[float], corrects: list[bool]) -> IsotonicFit:
     return IsotonicFit(tuple(thresholds), tuple(pool_adjacent_violators(accuracy, weights)))
 
 
+def confidence_variants(calib: list[dict], records: list[dict],
+                        isotonic: IsotonicFit | None = None) -> dict[str, list[float]]:
+    """Raw, temperature-scaled (post 05) and isotonic confidences of `records`, both fitted on `calib`.
+
+    Returns {"raw", "temperature", "isotonic"} -> one confidence in [0, 1]
+    per record. isotonic: the fit of fit_isotonic on calib's raw confidences,
+    when the caller already has it.
+    """
+    raw, _ = outcomes(records)
+    isotonic = isotonic or fit_isotonic(*outcomes(calib))
+    return {"raw": raw, "temperature": scaled_confidences(records, fit_temperatures(calib)),
+            "isotonic": [isotonic(c) for c in raw]}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_results_arguments(parser, fits_on_calib=True)
     add_plot_arguments(parser, "isotonic-<split>.png")
     args = parser.parse_args()
 
-    calib_path, calib = load_results("calib", args.calib, args.dataset)
-    path, records = load_results(args.split, args.results, args.dataset)
-    print(f"fit on    {describe(calib_path, calib)}")
-    print(f"report on {describe(path, records)}\n")
-    calib_confidences, calib_corrects = outcomes(calib)
-    fit = fit_isotonic(calib_confidences, calib_corrects)
-    fits = fit_temperatures(calib)
+    calib_path, calib, path, records = load_fit_and_report(args)
+    print()
+    fit = fit_isotonic(*outcomes(calib))
 
     print(f"isotonic fit: {len(fit.thresholds)} distinct confidences pooled into {len(fit.blocks())} flat stretches")
     print(f"{'raw confidence':<17} {'P(right)':>8}")
     for first, last, value in fit.blocks():
         print(f"{first:.3f} - {last:.3f}   {value:8.3f}")
 
-    confidences, corrects = outcomes(records)
-    variants = {
-        "raw": confidences,
-        "temperature": scaled_confidences(records, fits),
-        "isotonic": [fit(c) for c in confidences],
-    }
+    _, corrects = outcomes(records)
+    variants = confidence_variants(calib, records, fit)
     print(f"\n{args.split}: {len(records)} answers, accuracy {sum(corrects) / len(corrects):.3f}")
     print(f"{'':<12} {'ECE':>7} {'mean conf':>10}")
     for name, values in variants.items():

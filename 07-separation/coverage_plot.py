@@ -25,8 +25,9 @@ import series  # noqa: E402,F401  (puts the post folders on sys.path)
 from ece import outcomes  # noqa: E402
 from plot import add_plot_arguments, has_display, pyplot, save_figure  # noqa: E402
 from results_file import RESULTS  # noqa: E402
-from separation import TARGETS, CoveragePoint, accuracy_coverage, area_under_risk, confidence_variants  # noqa: E402
-from summary import add_results_arguments, describe, load_results  # noqa: E402
+from isotonic import confidence_variants  # noqa: E402
+from separation import TARGETS, CoveragePoint, accuracy_coverage, area_under_risk  # noqa: E402
+from summary import add_results_arguments, load_fit_and_report  # noqa: E402
 
 # Curves with at most this many points get a marker on each, so a flat stretch entering at once is visible.
 MARKED = 60
@@ -70,12 +71,7 @@ def main() -> int:
     args = parser.parse_args()
     show = has_display() and not args.no_show
     pyplot(show)  # selects the backend before any figure is made
-    calib_path, calib = load_results("calib", args.calib, args.dataset)
-    path, records = load_results(args.split, args.results, args.dataset)
-    if not records:
-        raise ValueError(f"{path} holds no answers")
-    print(f"fit on    {describe(calib_path, calib)}")
-    print(f"report on {describe(path, records)}")
+    calib_path, calib, path, records = load_fit_and_report(args)
     _, corrects = outcomes(records)
     variants = confidence_variants(calib, records)
     curves = {name: accuracy_coverage(confidences, corrects) for name, confidences in variants.items()}

@@ -31,9 +31,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # noqa: E402,F401  (puts the post folders on sys.path)
 from ece import check_inputs, outcomes  # noqa: E402
-from isotonic import fit_isotonic  # noqa: E402
-from summary import add_results_arguments, describe, load_results  # noqa: E402
-from temperature import fit_temperatures, scaled_confidences  # noqa: E402
+from isotonic import confidence_variants  # noqa: E402
+from summary import add_results_arguments, load_fit_and_report  # noqa: E402
 
 TARGETS = (0.95, 0.98, 0.99)
 COVERAGES = tuple(k / 10 for k in range(1, 11))
@@ -254,14 +253,6 @@ def order_change(first: list[float], second: list[float]) -> OrderChange:
     return OrderChange(n * (n - 1) // 2, reversed_pairs, tied_pairs(second) - both, tied_pairs(first) - both)
 
 
-def confidence_variants(calib: list[dict], records: list[dict]) -> dict[str, list[float]]:
-    """Raw, temperature-scaled (05) and isotonic (06) confidences of `records`, both fitted on `calib`."""
-    fits = fit_temperatures(calib)
-    isotonic = fit_isotonic(*outcomes(calib))
-    raw, _ = outcomes(records)
-    return {"raw": raw, "temperature": scaled_confidences(records, fits), "isotonic": [isotonic(c) for c in raw]}
-
-
 def percent(value: float | None) -> str:
     return "-" if value is None else f"{100 * value:.1f}%"
 
@@ -335,12 +326,7 @@ def main() -> int:
     add_results_arguments(parser, fits_on_calib=True)
     args = parser.parse_args()
 
-    calib_path, calib = load_results("calib", args.calib, args.dataset)
-    path, records = load_results(args.split, args.results, args.dataset)
-    if not records:
-        raise ValueError(f"{path} holds no answers")
-    print(f"fit on    {describe(calib_path, calib)}")
-    print(f"report on {describe(path, records)}")
+    calib_path, calib, path, records = load_fit_and_report(args)
     if calib_path.resolve() == path.resolve():
         print("note: fitted and scored on the same answers, so temperature and isotonic look better than they are")
     variants = confidence_variants(calib, records)

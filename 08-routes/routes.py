@@ -39,7 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # noqa: E402,F401  (puts the post folders on sys.path)
 from ece import check_inputs, outcomes  # noqa: E402
 from isotonic import fit_isotonic  # noqa: E402
-from summary import add_results_arguments, describe, load_results  # noqa: E402
+from summary import add_results_arguments, load_fit_and_report, load_results  # noqa: E402
 
 ROUTES = ("act", "ask", "hand_over")
 TARGET = 0.985
@@ -386,11 +386,16 @@ def add_threshold_arguments(parser: argparse.ArgumentParser) -> None:
                              f"(default: {ASK_TARGET})")
 
 
-def thresholds_from(args: argparse.Namespace) -> tuple[Path, list[dict], Calibrator, Thresholds]:
-    """Load the calib file named by the arguments, fit the calibration and the thresholds on it."""
-    calib_path, calib = load_results("calib", args.calib, args.dataset)
+def fit_from(calib: list[dict], args: argparse.Namespace) -> tuple[Calibrator, Thresholds]:
+    """Fit the calibration and the thresholds (--target, --ask-target) on the calib records."""
     calibrate = fit_calibration(calib)
-    return calib_path, calib, calibrate, fit_thresholds(calib, calibrate, args.target, args.ask_target)
+    return calibrate, fit_thresholds(calib, calibrate, args.target, args.ask_target)
+
+
+def thresholds_from(args: argparse.Namespace) -> tuple[Path, list[dict], Calibrator, Thresholds]:
+    """Load the calib file named by the arguments (--dataset, --calib) and fit_from it."""
+    calib_path, calib = load_results("calib", args.calib, args.dataset)
+    return (calib_path, calib, *fit_from(calib, args))
 
 
 def percent(value: float | None) -> str:
@@ -441,10 +446,8 @@ def main() -> int:
     if args.resamples < 1:
         parser.error("--resamples must be 1 or more")
 
-    calib_path, calib, calibrate, thresholds = thresholds_from(args)
-    path, records = load_results(args.split, args.results, args.dataset)
-    print(f"fit on    {describe(calib_path, calib)}")
-    print(f"report on {describe(path, records)}")
+    calib_path, calib, path, records = load_fit_and_report(args)
+    calibrate, thresholds = fit_from(calib, args)
     if path.resolve() == calib_path.resolve():
         print("(the same file: thresholds and report are in-sample, so the report flatters them)")
     print("calibrated confidence: isotonic regression of post 06, fitted on calib\n")
