@@ -16,8 +16,11 @@ import series  # noqa: E402,F401  (puts the post folders on sys.path)
 from datafiles import DATA_ENV  # noqa: E402
 from llama_http import Client, ServerLoading, ServerUnreachable  # noqa: E402
 
-# Tests read the offline mirror unless the caller points elsewhere.
-os.environ.setdefault(DATA_ENV, str(ROOT.parent / "shared" / "datasets"))
+# Tests read the offline mirror next to the repository (as in CI) unless the
+# caller points elsewhere; without one, the loaders download (as run_tests.py does).
+MIRROR = ROOT.parent / "shared" / "datasets"
+if MIRROR.is_dir():
+    os.environ.setdefault(DATA_ENV, str(MIRROR))
 
 
 @pytest.fixture(scope="session")
