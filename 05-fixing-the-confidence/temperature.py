@@ -68,14 +68,15 @@ def scale(distribution: dict[str, float], temperature: float) -> dict[str, float
 
     distribution: letter -> probability in [0, 1], renormalized over the valid
     letters (post 03). A letter at probability 0 (missing from top_logprobs)
-    stays at 0 for every T. Raises ValueError for T <= 0 or when every
-    probability is 0.
+    stays at 0 for every T. So does a step where every valid letter was
+    missing (all of its mass off-label; one CLINC150 calib answer): the result
+    is all zeros, and its confidence stays 0. Raises ValueError for T <= 0.
     """
     if not temperature > 0:
         raise ValueError(f"temperature must be positive, not {temperature!r}")
     logs = {letter: math.log(p) for letter, p in distribution.items() if p > 0}
     if not logs:
-        raise ValueError("every letter has probability 0: nothing to scale")
+        return dict.fromkeys(distribution, 0.0)
     top = max(logs.values())  # subtracting the max keeps exp() from overflowing when T is small
     weights = {letter: math.exp((value - top) / temperature) for letter, value in logs.items()}
     total = sum(weights.values())

@@ -38,13 +38,20 @@ def test_tiny_temperature_does_not_overflow():
     assert scale({"A": 1e-300, "B": 1.0 - 1e-300}, 1e-3)["B"] == 1.0
 
 
-def test_scale_refuses_bad_temperatures_and_all_zero_distributions():
+def test_scale_refuses_bad_temperatures():
     with pytest.raises(ValueError, match="positive"):
         scale({"A": 1.0}, 0.0)
     with pytest.raises(ValueError, match="positive"):
         scale({"A": 1.0}, float("nan"))
-    with pytest.raises(ValueError, match="probability 0"):
-        scale({"A": 0.0, "B": 0.0}, 1.0)
+
+
+@pytest.mark.parametrize("temperature", [0.05, 1.0, 20.0])
+def test_a_step_with_all_mass_off_label_stays_at_zero(temperature):
+    # every valid letter missing from top_logprobs: nothing to renormalize, at any T
+    assert scale({"A": 0.0, "B": 0.0}, temperature) == {"A": 0.0, "B": 0.0}
+    record = {"status": "ok", "code": "A-B", "group_distribution": {"A": 0.7, "B": 0.3},
+              "intent_distribution": {"A": 0.0, "B": 0.0}}
+    assert scaled_confidence(record, temperature, temperature) == 0.0
 
 
 def test_argmax_never_changes():
