@@ -3,13 +3,16 @@
     python3 08-routes/route.py                                  # the first example message of post 01
     python3 08-routes/route.py "my card still hasn't arrived, it's been two weeks"
     python3 08-routes/route.py --target 0.80 "can I get a refund for this?"
+    python3 08-routes/route.py --dataset clinc150 "how many moons does jupiter have"
 
 The typed answer comes from the running server (LLAMA_URL, default
 http://127.0.0.1:8080), exactly as in post 03: the code under the grammar,
 its confidence from top_logprobs. The calibration and both thresholds are
 fitted on the reference calib file (routes.py; no server needed for that
 part), so they hold for the model that wrote that file: with another model on
-the server the script says so, and the route means little.
+the server the script says so, and the route means little. With --dataset
+clinc150 the prompt, grammar and calib file are CLINC150's, and an answer of
+its out-of-scope code (K-A) always hands over.
 """
 from __future__ import annotations
 

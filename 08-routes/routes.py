@@ -3,6 +3,7 @@
     python3 08-routes/routes.py                      # fit on calib, route the reference test split
     python3 08-routes/routes.py --target 0.80        # a precision the 1.5B model can reach
     python3 08-routes/routes.py --results results/banking77-test.jsonl --calib results/banking77-calib.jsonl
+    python3 08-routes/routes.py --dataset clinc150   # its out-of-scope code K-A always hands over
 
 A confidence is only worth something when a program does something different
 because of it. Here it picks one of three routes for every answer:
@@ -39,6 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # noqa: E402,F401  (puts the post folders on sys.path)
 from ece import check_inputs, outcomes  # noqa: E402
 from isotonic import fit_isotonic  # noqa: E402
+from out_of_scope import out_of_scope_codes  # noqa: E402
 from summary import add_results_arguments, load_fit_and_report, load_results  # noqa: E402
 
 ROUTES = ("act", "ask", "hand_over")
@@ -241,12 +243,15 @@ class RouteReport:
     total: answers routed. answers, right, top_two: route -> how many answers
     took it, how many of those were right (the answer's intent is the gold
     one), how many had the gold intent among the two a question would name.
+    out_of_scope: route -> how many messages whose gold code is out of scope
+    took it (all 0 for a dataset without such codes).
     """
 
     total: int
     answers: dict[str, int]
     right: dict[str, int]
     top_two: dict[str, int]
+    out_of_scope: dict[str, int] = field(default_factory=dict)
 
     @property
     def coverage(self) -> float:
@@ -264,20 +269,21 @@ class RouteReport:
         return self.answers["act"] - self.right["act"]
 
 
-def report(records: list[dict], routes: list[str]) -> RouteReport:
-    """Count answers, right answers and right-in-top-two per route. Raises ValueError on empty or unequal lists."""
+def report(records: list[dict], routes: list[str], out_of_scope: frozenset[str] = frozenset()) -> RouteReport:
+    """Count answers, right answers, right-in-top-two and out-of-scope messages (gold code in
+    `out_of_scope`) per route. Raises ValueError on empty or unequal lists."""
     if not records:
         raise ValueError("no answers to report on")
     if len(records) != len(routes):
         raise ValueError(f"{len(records)} records but {len(routes)} routes: the lengths differ")
     answers = {route: 0 for route in ROUTES}
-    right = dict(answers)
-    top = dict(answers)
+    right, top, outside = dict(answers), dict(answers), dict(answers)
     for record, route in zip(records, routes):
         answers[route] += 1
         right[route] += bool(record["correct"])
         top[route] += right_in_top_two(record)
-    return RouteReport(len(records), answers, right, top)
+        outside[route] += record["gold_code"] in out_of_scope
+    return RouteReport(len(records), answers, right, top, outside)
 
 
 def percentile(values: list[float], fraction: float) -> float:
@@ -387,9 +393,13 @@ def add_threshold_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def fit_from(calib: list[dict], args: argparse.Namespace) -> tuple[Calibrator, Thresholds]:
-    """Fit the calibration and the thresholds (--target, --ask-target) on the calib records."""
+    """Fit the calibration and the thresholds (--target, --ask-target) on the calib records of --dataset.
+
+    The dataset's out-of-scope codes (07's out_of_scope_codes: K-A for
+    CLINC150) always hand over.
+    """
     calibrate = fit_calibration(calib)
-    return calibrate, fit_thresholds(calib, calibrate, args.target, args.ask_target)
+    return calibrate, fit_thresholds(calib, calibrate, args.target, args.ask_target, out_of_scope_codes(args.dataset))
 
 
 def thresholds_from(args: argparse.Namespace) -> tuple[Path, list[dict], Calibrator, Thresholds]:
@@ -405,7 +415,9 @@ def percent(value: float | None) -> str:
 def print_thresholds(thresholds: Thresholds) -> None:
     """The two thresholds and what they let through on calib, or why a route is missing."""
     t = thresholds
-    print(f"thresholds on the calibrated confidence, fitted on {t.eligible} calib answers with a code:")
+    codes = "/".join(sorted(t.out_of_scope))
+    kind = f"an in-scope code (not {codes})" if codes else "a code"
+    print(f"thresholds on the calibrated confidence, fitted on {t.eligible} calib answers with {kind}:")
     if t.act is None:
         best = t.best_act
         print(f"  act        none: no threshold reaches {percent(t.target)} precision on calib "
@@ -419,7 +431,7 @@ def print_thresholds(thresholds: Thresholds) -> None:
     else:
         print(f"  ask   >= {t.ask.threshold:.3f}  right intent among the two named in {t.ask.hits} of {t.ask.answers} "
               f"asked calib answers ({percent(t.ask.rate)}, target {percent(t.ask_target)})")
-    print("  hand over  everything else")
+    print("  hand over  everything else" + (f", and every {codes} answer (out of scope)" if codes else ""))
 
 
 def print_report(result: RouteReport) -> None:
@@ -454,7 +466,7 @@ def main() -> int:
     print_thresholds(thresholds)
 
     routes = route_all(records, calibrate, thresholds)
-    result = report(records, routes)
+    result = report(records, routes, thresholds.out_of_scope)
     print(f"\n{args.split}: {result.total} answers routed\n")
     print_report(result)
     print()
@@ -477,6 +489,10 @@ def main() -> int:
         print("ask: no questions")
     print(f"hand over: {result.answers['hand_over']} answers ({percent(result.answers['hand_over'] / result.total)})"
           f" go to a person, {result.right['hand_over']} of them were right")
+    if outside := sum(result.out_of_scope.values()):
+        print(f"out-of-scope messages ({outside}): " + ", ".join(
+            f"{result.out_of_scope[route]} {route.replace('_', ' ')}" for route in ROUTES)
+              + f"; {result.out_of_scope['act'] + result.out_of_scope['ask']} reached act or ask")
 
     if thresholds.act is None:
         print(f"\nacted on 0.0% of {args.split} answers: {percent(thresholds.target)} precision is out of reach "

@@ -130,6 +130,19 @@ def test_report_counts_by_hand():
     assert result.coverage == pytest.approx(2 / 6) and result.act_precision == 1.0 and result.wrong_actions == 0
 
 
+def test_report_counts_out_of_scope_messages_by_route():
+    records = [answer(0.9, True), {**answer(0.9, False), "gold_code": "K-A"},
+               {**answer(0.9, True, code="K-A"), "gold_code": "K-A"}]
+    thresholds = fit_thresholds(records, IDENTITY, target=0.5, out_of_scope={"K-A"})
+    routes = route_all(records, IDENTITY, thresholds)
+    # the in-scope answer A-A to an out-of-scope message is acted on: a wrong action
+    assert routes == ["act", "act", "hand_over"]
+    result = report(records, routes, thresholds.out_of_scope)
+    assert result.out_of_scope == {"act": 1, "ask": 0, "hand_over": 1}
+    assert result.wrong_actions == 1
+    assert report(records, routes).out_of_scope == {"act": 0, "ask": 0, "hand_over": 0}
+
+
 @pytest.mark.parametrize("bad, message", [
     ({"calib": []}, "in-scope code"),
     ({"target": 0.0}, "act target"),
@@ -221,6 +234,18 @@ def test_routes_script_with_a_reachable_target_prints_the_bootstrap_interval():
     assert "wrong actions" in result.stdout.strip().splitlines()[-1]
 
 
+def test_routes_script_on_clinc150_hands_every_out_of_scope_answer_over():
+    _, calib = load_results("calib", dataset="clinc150")
+    result = run("08-routes/routes.py", "--dataset", "clinc150", "--split", "calib", "--target", "0.5",
+                 "--ask-target", "0.5")
+    assert result.returncode == 0, result.stderr
+    in_scope = sum(r["status"] == "ok" and r["code"] != "K-A" for r in calib)
+    assert f"fitted on {in_scope} calib answers with an in-scope code (not K-A)" in result.stdout
+    assert "and every K-A answer (out of scope)" in result.stdout
+    outside = sum(r["gold_code"] == "K-A" for r in calib)
+    assert f"out-of-scope messages ({outside}): " in result.stdout
+
+
 def test_routes_script_refuses_a_target_that_is_not_a_fraction():
     result = run("08-routes/routes.py", "--target", "98.5")
     assert result.returncode == 2 and "fraction in (0, 1]" in result.stderr
@@ -283,3 +308,19 @@ def test_route_py_routes_a_message_with_the_real_server(client):
     assert ("action:" in out) or ("question: Just to be sure" in out) or ("hand-over text:" in out)
     if "qwen2.5-coder-1.5b-instruct-q4_k_m" not in out.split("thresholds fitted on")[0]:
         assert "note: the server runs" in out
+
+
+def test_route_py_routes_a_clinc150_message_with_the_real_server(client):
+    # Integration: the CLINC150 prompt and grammar (with the out-of-scope code K-A) and thresholds
+    # fitted on the CLINC150 calib file; the 0.5B model may or may not call the message out of scope.
+    result = run("08-routes/route.py", "--dataset", "clinc150", "how many moons does jupiter have",
+                 env={"LLAMA_URL": client.url})
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "thresholds fitted on clinc150-calib.jsonl" in out
+    codes = [line.split("code ")[1] for line in out.splitlines() if line.startswith("intent: ")]
+    assert len(codes) == 1 and codes[0][0] in "ABCDEFGHIJK" and codes[0][1] == "-"
+    routes = [line for line in out.splitlines() if line.startswith("route: ")]
+    assert len(routes) == 1
+    if codes[0] == "K-A":
+        assert routes[0] == "route: hand over" and "says the message is out of scope" in out

@@ -1,0 +1,213 @@
+"""Out-of-scope detection on CLINC150: can the answers tell a message no intent fits from one that fits?
+
+    python3 07-separation/out_of_scope.py               # CLINC150: fit on calib, report on test
+    python3 07-separation/out_of_scope.py --split calib
+    python3 07-separation/out_of_scope.py --results results/clinc150-test.jsonl --calib results/clinc150-calib.jsonl
+
+CLINC150's test split has 4,500 messages of its 150 intents and 1,000 that
+fit none of them (out of scope). Our CLINC150 grammar has one code for them,
+K-A ("oos"), so there are two ways to catch such a message:
+
+(a) the explicit code: the model answers K-A. As a score, its probability
+    P(K-A) = P(group K), since group K holds only that intent;
+(b) low confidence: whatever the model answered, it was unsure of it. As a
+    score, 1 - confidence (raw, or after post 05's temperature scaling or
+    post 06's isotonic regression, both fitted on the calibration split).
+
+and (a) or (b): an answer of K-A is flagged first, then the rest by low
+confidence, which is what post 08's hand-over route does.
+
+For each score the script prints AUROC (out-of-scope messages are the
+positives) and the false-positive rate at 95% recall: the share of in-scope
+messages that are flagged when the threshold is set so that 95% of the
+out-of-scope ones are. No server needed.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import series  # noqa: E402,F401  (puts the post folders on sys.path)
+from ece import check_inputs  # noqa: E402
+from isotonic import confidence_variants  # noqa: E402
+from separation import SingleClassError, auroc, percent, tie_groups  # noqa: E402
+from summary import add_results_arguments, load_fit_and_report  # noqa: E402
+
+RECALL = 0.95
+
+
+def out_of_scope_codes(dataset: str) -> frozenset[str]:
+    """The codes that mean "no intent fits" in a dataset's label set: {"K-A"} for CLINC150, none for BANKING77.
+
+    Read from the label file (the intent named clinc150.OUT_OF_SCOPE), so a
+    relabelled file keeps working. Raises ValueError for an unknown dataset.
+    """
+    if dataset == "banking77":
+        return frozenset()
+    if dataset == "clinc150":
+        from clinc150 import OUT_OF_SCOPE, load_labels
+        return frozenset(intent.code for intent in load_labels().intents if intent.name == OUT_OF_SCOPE)
+    raise ValueError(f"unknown dataset {dataset!r}: expected banking77 or clinc150")
+
+
+@dataclass(frozen=True)
+class RocPoint:
+    """One threshold of a detector: flag every message whose score is >= threshold.
+
+    flagged: messages flagged (ties at the threshold flagged together).
+    recall (true-positive rate): share of the positives flagged, in [0, 1].
+    fpr (false-positive rate): share of the negatives flagged, in [0, 1].
+    """
+
+    threshold: float
+    flagged: int
+    recall: float
+    fpr: float
+
+
+def roc_points(scores: list[float], positives: list[bool]) -> list[RocPoint]:
+    """The ROC curve: one point per distinct score, highest threshold first (the last flags everything).
+
+    scores: one per message, in [0, 1], higher = more likely positive.
+    positives: whether each message is a positive (here: out of scope).
+    Messages tied at a score are flagged together, as in
+    separation.accuracy_coverage. Raises SingleClassError when there are no
+    positives or no negatives (a rate would divide by zero) and ValueError on
+    other bad input (ece.check_inputs).
+    """
+    check_inputs(scores, positives)
+    n_positive = sum(bool(p) for p in positives)
+    n_negative = len(positives) - n_positive
+    if n_positive == 0 or n_negative == 0:
+        which = "negatives" if n_positive else "positives"
+        raise SingleClassError(f"a ROC curve needs positives and negatives, and these {len(positives)} messages "
+                               f"have no {which}")
+    points, flagged, true_positives = [], 0, 0
+    for score, count, positive_here in tie_groups(scores, positives):
+        flagged += count
+        true_positives += positive_here
+        points.append(RocPoint(score, flagged, true_positives / n_positive,
+                               (flagged - true_positives) / n_negative))
+    return points
+
+
+def fpr_at_recall(points: list[RocPoint], recall: float = RECALL) -> RocPoint:
+    """The highest threshold whose recall reaches `recall` (in (0, 1]): its false-positive rate is "FPR at 95% TPR".
+
+    points: roc_points(...) output. The measure of Hendrycks and Gimpel 2017,
+    "A baseline for detecting misclassified and out-of-distribution examples
+    in neural networks". Ties can make the recall reached larger than asked;
+    the point says how much. The last point flags everything (recall 1), so
+    there is always an answer. Raises ValueError for a recall outside (0, 1]
+    or no points.
+    """
+    if not 0.0 < recall <= 1.0:
+        raise ValueError(f"recall {recall!r} is outside (0, 1]")
+    if not points:
+        raise ValueError("no points: the ROC curve is empty")
+    return next(p for p in points if p.recall >= recall)
+
+
+@dataclass(frozen=True)
+class Detector:
+    """An out-of-scope score for every message, and how to say its threshold in the reader's terms.
+
+    scores: one per message, in [0, 1], higher = more likely out of scope.
+    rule: threshold on the score -> the flagging rule as text, e.g.
+    "raw <= 0.380" for the score 1 - raw at threshold 0.620.
+    """
+
+    name: str
+    scores: list[float]
+    rule: Callable[[float], str]
+
+
+def detectors(records: list[dict], variants: dict[str, list[float]], codes: frozenset[str]) -> list[Detector]:
+    """The detectors of this post for the records (post 03's fields), in the order they are printed.
+
+    variants: 06's confidence_variants of the same records; codes: the
+    out-of-scope codes, which must share one group letter whose group holds
+    only them. Detectors: (a) P(code), the group step's probability of that
+    letter (0 without a code); (b) 1 - confidence for each variant; (a) or
+    (b) for each variant: an out-of-scope answer scores 1, any other
+    (1 - confidence) / 2, so every out-of-scope answer ranks above every
+    in-scope one and the rest keep the order of their confidence. Raises
+    ValueError when the codes do not share one group letter.
+    """
+    letters = {code.split("-")[0] for code in codes}
+    if len(letters) != 1:
+        raise ValueError(f"out-of-scope codes {sorted(codes)} must share one group letter")
+    (letter,) = letters
+    code_text = "/".join(sorted(codes))
+    found = [Detector(f"P({code_text})",
+                      [r["group_distribution"][letter] if r["status"] == "ok" else 0.0 for r in records],
+                      lambda t: f"P({code_text}) >= {t:.3f}")]
+    for name, confidences in variants.items():
+        found.append(Detector(f"1 - {name}", [1.0 - c for c in confidences],
+                              lambda t, name=name: f"{name} <= {1.0 - t:.3f}"))
+    for name, confidences in variants.items():
+        found.append(Detector(f"{code_text}, then 1 - {name}",
+                              [1.0 if r["code"] in codes else (1.0 - c) / 2 for r, c in zip(records, confidences)],
+                              lambda t, name=name: (f"{code_text} only" if t > 0.5
+                                                    else f"{code_text} or {name} <= {1.0 - 2 * t:.3f}")))
+    return found
+
+
+def print_detectors(found: list[Detector], positives: list[bool]) -> dict[str, float]:
+    """AUROC and FPR at 95% recall of each detector; returns the AUROCs by detector name."""
+    print(f"{'score':<26} {'AUROC':>6} {'FPR at 95% recall':>18}  {'recall':>6}  flag when")
+    aurocs = {}
+    for detector in found:
+        aurocs[detector.name] = auroc(detector.scores, positives)
+        point = fpr_at_recall(roc_points(detector.scores, positives))
+        print(f"{detector.name:<26} {aurocs[detector.name]:6.3f} {percent(point.fpr):>18}  "
+              f"{percent(point.recall):>6}  {detector.rule(point.threshold)}")
+    return aurocs
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_results_arguments(parser, fits_on_calib=True)
+    parser.set_defaults(dataset="clinc150")
+    args = parser.parse_args()
+    codes = out_of_scope_codes(args.dataset)
+    if not codes:
+        parser.error(f"{args.dataset} has no out-of-scope code: use --dataset clinc150")
+
+    calib_path, calib, path, records = load_fit_and_report(args)
+    if calib_path.resolve() == path.resolve():
+        print("note: fitted and scored on the same answers, so temperature and isotonic look better than they are")
+    positives = [r["gold_code"] in codes for r in records]
+    n_out = sum(positives)
+    if n_out in (0, len(records)):
+        raise SystemExit(f"error: {path} has {n_out} out-of-scope messages of {len(records)}: "
+                         "detection needs both kinds")
+    n_in = len(records) - n_out
+    answered = [r["code"] in codes for r in records]
+    caught = sum(a and p for a, p in zip(answered, positives))
+    false_alarms = sum(a and not p for a, p in zip(answered, positives))
+    code_text = "/".join(sorted(codes))
+    print(f"\n{args.split}: {len(records)} messages, {n_out} out of scope, {n_in} in scope; "
+          f"{sum(answered)} answered {code_text}\n")
+    print(f"(a) the explicit code as a decision: answer {code_text}")
+    print(f"    recall {caught} of {n_out} ({percent(caught / n_out)}), "
+          f"false-positive rate {false_alarms} of {n_in} ({percent(false_alarms / n_in)}), "
+          f"precision {percent(caught / sum(answered)) if any(answered) else '-'}\n")
+
+    variants = confidence_variants(calib, records)
+    aurocs = print_detectors(detectors(records, variants, codes), positives)
+    print("out of scope = positive. FPR at 95% recall: share of in-scope messages flagged when 95% of the\n"
+          "out-of-scope ones are; ties at the threshold are flagged together, so the recall reached can exceed 95%.\n"
+          "flag when: the rule at that threshold (no code counts as confidence 0, so it is always flagged)")
+    best = max(aurocs, key=aurocs.get)
+    print(f"\nbest AUROC on {args.split}: {best} {aurocs[best]:.3f}")
+    return 0
+
+
+if __name__ == "__main__":
+    from llama_http import exit_on_server_errors
+    sys.exit(exit_on_server_errors(main))

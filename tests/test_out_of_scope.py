@@ -1,0 +1,125 @@
+"""Post 07, out-of-scope detection: ROC points, FPR at 95% recall and the detectors, by hand and against scikit-learn."""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from out_of_scope import RocPoint, detectors, fpr_at_recall, out_of_scope_codes, roc_points
+from separation import SingleClassError, auroc
+from sklearn.metrics import roc_auc_score, roc_curve
+from summary import load_results
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT_OF_SCOPE = ROOT / "07-separation" / "out_of_scope.py"
+
+# Six messages, out of scope = True; ties at 0.7 (two) and at 0.4 (two).
+SCORES = [0.9, 0.7, 0.7, 0.4, 0.4, 0.1]
+POSITIVES = [True, True, False, True, False, False]
+
+
+def test_roc_points_by_hand_with_ties():
+    # 3 positives, 3 negatives. Flag >= 0.9: 1 TP. >= 0.7: + one TP and one FP, together.
+    # >= 0.4: + one TP and one FP. >= 0.1: everything.
+    assert roc_points(SCORES, POSITIVES) == [
+        RocPoint(0.9, 1, 1 / 3, 0.0),
+        RocPoint(0.7, 3, 2 / 3, 1 / 3),
+        RocPoint(0.4, 5, 1.0, 2 / 3),
+        RocPoint(0.1, 6, 1.0, 1.0),
+    ]
+
+
+def test_fpr_at_recall_is_the_highest_threshold_that_reaches_the_recall():
+    points = roc_points(SCORES, POSITIVES)
+    assert fpr_at_recall(points, 0.95) == RocPoint(0.4, 5, 1.0, 2 / 3)   # 2/3 recall is not enough
+    assert fpr_at_recall(points, 2 / 3).threshold == 0.7
+    assert fpr_at_recall(points, 0.3).fpr == 0.0
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_roc_points_and_auroc_match_scikit_learn_with_ties(seed):
+    rng = np.random.default_rng(seed)
+    scores = np.round(rng.random(400), 1)          # 11 distinct values: most messages tied
+    positives = rng.random(400) < 0.3 + 0.4 * scores
+    fpr, tpr, thresholds = roc_curve(positives, scores, drop_intermediate=False)
+    points = roc_points(scores.tolist(), positives.tolist())
+    # scikit-learn adds a first point at threshold +inf that flags nothing
+    assert [p.threshold for p in points] == thresholds[1:].tolist()
+    assert np.allclose([p.recall for p in points], tpr[1:]) and np.allclose([p.fpr for p in points], fpr[1:])
+    first = np.argmax(tpr >= 0.95)
+    assert fpr_at_recall(points).fpr == pytest.approx(fpr[first])
+    assert auroc(scores.tolist(), positives.tolist()) == pytest.approx(roc_auc_score(positives, scores), abs=1e-12)
+
+
+@pytest.mark.parametrize("positives, which", [([True, True], "negatives"), ([False, False, False], "positives")])
+def test_one_kind_of_message_only_is_a_clear_error(positives, which):
+    with pytest.raises(SingleClassError, match=f"have no {which}"):
+        roc_points([0.2, 0.5, 0.9][:len(positives)], positives)
+
+
+def test_bad_arguments_raise_a_sentence():
+    with pytest.raises(ValueError, match="empty"):
+        roc_points([], [])
+    with pytest.raises(ValueError, match="outside"):
+        fpr_at_recall(roc_points(SCORES, POSITIVES), 0.0)
+    with pytest.raises(ValueError, match="empty"):
+        fpr_at_recall([])
+
+
+def test_out_of_scope_codes_come_from_the_label_files():
+    assert out_of_scope_codes("clinc150") == {"K-A"}
+    assert out_of_scope_codes("banking77") == frozenset()
+    with pytest.raises(ValueError, match="unknown dataset"):
+        out_of_scope_codes("snips")
+
+
+def record(code, group_k, status="ok"):
+    return {"code": code, "status": status, "group_distribution": {"A": 1 - group_k, "K": group_k}}
+
+
+def test_detectors_by_hand():
+    records = [record("K-A", 0.8), record("A-B", 0.3), record("A-A", 0.0), record(None, 0.0, status="invalid")]
+    raw = [0.8, 0.6, 1.0, 0.0]     # a confidence of exactly 1 and the 0 of a line without a code
+    found = {d.name: d for d in detectors(records, {"raw": raw}, frozenset({"K-A"}))}
+    assert list(found) == ["P(K-A)", "1 - raw", "K-A, then 1 - raw"]
+    assert found["P(K-A)"].scores == [0.8, 0.3, 0.0, 0.0]
+    assert found["1 - raw"].scores == pytest.approx([0.2, 0.4, 0.0, 1.0])
+    # the K-A answer first (1), then (1 - confidence) / 2
+    assert found["K-A, then 1 - raw"].scores == pytest.approx([1.0, 0.2, 0.0, 0.5])
+    assert found["1 - raw"].rule(0.75) == "raw <= 0.250"
+    assert found["K-A, then 1 - raw"].rule(0.2) == "K-A or raw <= 0.600"
+    assert found["K-A, then 1 - raw"].rule(1.0) == "K-A only"
+    with pytest.raises(ValueError, match="one group letter"):
+        detectors(records, {"raw": raw}, frozenset({"K-A", "J-A"}))
+
+
+def run(*arguments):
+    return subprocess.run([sys.executable, str(OUT_OF_SCOPE), *map(str, arguments)], capture_output=True, text=True)
+
+
+def test_script_on_the_clinc150_reference_calib_file():
+    _, records = load_results("calib", dataset="clinc150")
+    result = run("--split", "calib")
+    assert result.returncode == 0, result.stderr
+    out_of_scope = sum(r["gold_code"] == "K-A" for r in records)
+    caught = sum(r["gold_code"] == "K-A" and r["code"] == "K-A" for r in records)
+    assert f"{len(records)} messages, {out_of_scope} out of scope" in result.stdout
+    assert f"recall {caught} of {out_of_scope}" in result.stdout
+    raw = [r["confidence"] for r in records]
+    expected = auroc([1 - c for c in raw], [r["gold_code"] == "K-A" for r in records])
+    assert any(line.startswith("1 - raw") and f"{expected:.3f}" in line for line in result.stdout.splitlines())
+
+
+def test_script_refuses_a_dataset_without_out_of_scope_messages():
+    result = run("--dataset", "banking77")
+    assert result.returncode == 2 and "no out-of-scope code" in result.stderr
+
+
+def test_script_says_so_when_a_file_has_no_out_of_scope_message(tmp_path):
+    _, records = load_results("calib", dataset="clinc150")
+    path = tmp_path / "in-scope.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records if r["gold_code"] != "K-A"), encoding="utf-8")
+    result = run("--split", "calib", "--results", path)
+    assert result.returncode == 1
+    assert result.stderr.strip().endswith("has 0 out-of-scope messages of 750: detection needs both kinds")
