@@ -66,28 +66,30 @@ def print_summary(records: list[dict]) -> None:
         print(f"{low:.2f}-{high:<7.2f} {len(inside):7d} {accuracy}")
 
 
-def add_results_arguments(parser: argparse.ArgumentParser, fits_on_calib: bool = False) -> None:
+def add_results_arguments(parser: argparse.ArgumentParser, fits_on_calib: bool = False,
+                          dataset: str = "banking77") -> None:
     """--dataset, --split and --results (and --calib for scripts that fit on the calibration split).
 
     The same options in every script that reads run.py's files; defaults are
-    the committed reference files of BANKING77.
+    the committed reference files of `dataset` (BANKING77 unless a script is
+    about another).
     """
     parser.add_argument("--split", choices=SPLITS, default="test", help="which reference split (default: test)")
     parser.add_argument("--results", type=Path, help="a results file of run.py instead of the reference one")
     if fits_on_calib:
-        add_calib_arguments(parser)
+        add_calib_arguments(parser, dataset)
     else:
-        add_dataset_argument(parser)
+        add_dataset_argument(parser, dataset)
 
 
-def add_dataset_argument(parser: argparse.ArgumentParser) -> None:
-    """--dataset: banking77 (default) or clinc150."""
-    parser.add_argument("--dataset", choices=DATASETS, default="banking77", help="which dataset (default: banking77)")
+def add_dataset_argument(parser: argparse.ArgumentParser, dataset: str = "banking77") -> None:
+    """--dataset: banking77 or clinc150 (default: `dataset`)."""
+    parser.add_argument("--dataset", choices=DATASETS, default=dataset, help=f"which dataset (default: {dataset})")
 
 
-def add_calib_arguments(parser: argparse.ArgumentParser) -> None:
+def add_calib_arguments(parser: argparse.ArgumentParser, dataset: str = "banking77") -> None:
     """--dataset and --calib: the calibration split a script fits on."""
-    add_dataset_argument(parser)
+    add_dataset_argument(parser, dataset)
     parser.add_argument("--calib", type=Path, help="results file to fit on (default: the reference calib split)")
 
 
@@ -120,6 +122,8 @@ def load_results(split: str, results: Path | None = None, dataset: str = "bankin
         command += f" --out {path}"
     else:
         path = REFERENCE / f"{dataset}-{split}.jsonl"
+        # run.py writes to results/, not over the reference: say how to point a script at that file
+        command += f", then pass --results results/{dataset}-{split}.jsonl"
     records = read_results(path, command)
     if not records:
         raise ValueError(f"{path} holds no answers; write it with: {command}")

@@ -47,10 +47,19 @@ def pyplot(show: bool):
     return plt
 
 
-def add_plot_arguments(parser: argparse.ArgumentParser, default_png: str) -> None:
-    """--png and --no-show, shared by every script that draws a figure."""
-    parser.add_argument("--png", type=Path, help=f"where to save the figure (default: results/{default_png})")
+def add_plot_arguments(parser: argparse.ArgumentParser, figure: str) -> None:
+    """--png and --no-show, shared by every script that draws a figure (named `figure`, e.g. "coverage")."""
+    parser.add_argument("--png", type=Path, help=f"where to save the figure (default: results/{figure}-<split>.png, "
+                                                 f"results/{figure}-clinc150-<split>.png for CLINC150)")
     parser.add_argument("--no-show", action="store_true", help="only save the PNG, even when a display is available")
+
+
+def png_path(args: argparse.Namespace, figure: str) -> Path:
+    """--png, or the default: results/<figure>-<split>.png (BANKING77), results/<figure>-<dataset>-<split>.png."""
+    if args.png:
+        return args.png
+    dataset = "" if args.dataset == "banking77" else f"{args.dataset}-"
+    return RESULTS / f"{figure}-{dataset}{args.split}.png"
 
 
 def draw_reliability(diagram, histogram, bins: list[Bin], title: str) -> None:
@@ -101,7 +110,7 @@ def save_figure(figure, png: Path, show: bool) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_results_arguments(parser)
-    add_plot_arguments(parser, "reliability-<split>.png")
+    add_plot_arguments(parser, "reliability")
     args = parser.parse_args()
     show = has_display() and not args.no_show
     plt = pyplot(show)  # noqa: F841  (selects the backend before any figure is made)
@@ -111,7 +120,7 @@ def main() -> int:
     bins = reliability_bins(confidences, corrects, N_BINS)
     title = f"{args.split}: {len(records)} answers, ECE {ece(confidences, corrects, N_BINS):.3f}"
     print(title)
-    save_figure(reliability_figure([(title, bins)]), args.png or RESULTS / f"reliability-{args.split}.png", show)
+    save_figure(reliability_figure([(title, bins)]), png_path(args, "reliability"), show)
     return 0
 
 

@@ -24,8 +24,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # noqa: E402,F401  (puts the post folders on sys.path)
 from ece import N_BINS, ece, outcomes, reliability_bins  # noqa: E402
-from plot import add_plot_arguments, has_display, pyplot, reliability_figure, save_figure  # noqa: E402
-from results_file import RESULTS  # noqa: E402
+from plot import add_plot_arguments, has_display, png_path, pyplot, reliability_figure, save_figure  # noqa: E402
 from summary import add_results_arguments, load_fit_and_report  # noqa: E402
 
 BOUNDS = (0.05, 20.0)
@@ -209,7 +208,7 @@ def step_honesty(records: list[dict], step: str, temperature: float) -> tuple[in
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_results_arguments(parser, fits_on_calib=True)
-    add_plot_arguments(parser, "temperature-<split>.png")
+    add_plot_arguments(parser, "temperature")
     args = parser.parse_args()
 
     calib_path, calib, path, records = load_fit_and_report(args)
@@ -251,7 +250,7 @@ def main() -> int:
 
     show = has_display() and not args.no_show
     pyplot(show)
-    save_figure(reliability_figure(panels), args.png or RESULTS / f"temperature-{args.split}.png", show)
+    save_figure(reliability_figure(panels), png_path(args, "temperature"), show)
     return 0
 
 

@@ -21,8 +21,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # noqa: E402,F401  (puts the post folders on sys.path)
 from ece import N_BINS, check_inputs, ece, outcomes, print_bins, reliability_bins  # noqa: E402
-from plot import add_plot_arguments, has_display, pyplot, reliability_figure, save_figure  # noqa: E402
-from results_file import RESULTS  # noqa: E402
+from plot import add_plot_arguments, has_display, png_path, pyplot, reliability_figure, save_figure  # noqa: E402
 from summary import add_results_arguments, load_fit_and_report  # noqa: E402
 from temperature import fit_temperatures, scaled_confidences  # noqa: E402
 
@@ -124,7 +123,7 @@ def confidence_variants(calib: list[dict], records: list[dict],
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_results_arguments(parser, fits_on_calib=True)
-    add_plot_arguments(parser, "isotonic-<split>.png")
+    add_plot_arguments(parser, "isotonic")
     args = parser.parse_args()
 
     calib_path, calib, path, records = load_fit_and_report(args)
@@ -152,7 +151,7 @@ def main() -> int:
     pyplot(show)
     panels = [(f"{args.split}, {name}: ECE {ece(values, corrects):.3f}", reliability_bins(values, corrects, N_BINS))
               for name, values in variants.items()]
-    save_figure(reliability_figure(panels), args.png or RESULTS / f"isotonic-{args.split}.png", show)
+    save_figure(reliability_figure(panels), png_path(args, "isotonic"), show)
     return 0
 
 

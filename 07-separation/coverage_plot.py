@@ -23,8 +23,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # noqa: E402,F401  (puts the post folders on sys.path)
 from ece import outcomes  # noqa: E402
-from plot import add_plot_arguments, has_display, pyplot, save_figure  # noqa: E402
-from results_file import RESULTS  # noqa: E402
+from plot import add_plot_arguments, has_display, png_path, pyplot, save_figure  # noqa: E402
 from isotonic import confidence_variants  # noqa: E402
 from separation import TARGETS, CoveragePoint, accuracy_coverage, area_under_risk  # noqa: E402
 from summary import add_results_arguments, load_fit_and_report  # noqa: E402
@@ -67,7 +66,7 @@ def coverage_figure(curves: dict[str, list[CoveragePoint]], corrects: list[bool]
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_results_arguments(parser, fits_on_calib=True)
-    add_plot_arguments(parser, "coverage-<split>.png")
+    add_plot_arguments(parser, "coverage")
     args = parser.parse_args()
     show = has_display() and not args.no_show
     pyplot(show)  # selects the backend before any figure is made
@@ -78,7 +77,7 @@ def main() -> int:
     for name in variants:
         print(f"{name:<12} {len(curves[name]):5d} points, AURC {area_under_risk(curves[name]):.4f}")
     title = f"{args.split}: {len(records)} answers, {100 * sum(corrects) / len(corrects):.1f}% right"
-    save_figure(coverage_figure(curves, corrects, title), args.png or RESULTS / f"coverage-{args.split}.png", show)
+    save_figure(coverage_figure(curves, corrects, title), png_path(args, "coverage"), show)
     return 0
 
 

@@ -171,8 +171,7 @@ def print_detectors(found: list[Detector], positives: list[bool]) -> dict[str, f
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_results_arguments(parser, fits_on_calib=True)
-    parser.set_defaults(dataset="clinc150")
+    add_results_arguments(parser, fits_on_calib=True, dataset="clinc150")
     args = parser.parse_args()
     codes = out_of_scope_codes(args.dataset)
     if not codes:

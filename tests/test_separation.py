@@ -195,3 +195,14 @@ def test_a_missing_results_file_exits_2_with_one_line(script, extra, tmp_path):
     result = run(script, "--results", tmp_path / "none.jsonl", *extra)
     assert result.returncode == 2
     assert result.stderr.count("\n") == 1 and "run.py --split test" in result.stderr
+
+
+def test_default_png_names_carry_the_dataset_except_for_banking77(tmp_path):
+    from argparse import Namespace
+
+    from plot import png_path
+    from results_file import RESULTS
+    assert png_path(Namespace(png=None, dataset="banking77", split="test"), "coverage") == RESULTS / "coverage-test.png"
+    assert (png_path(Namespace(png=None, dataset="clinc150", split="calib"), "coverage")
+            == RESULTS / "coverage-clinc150-calib.png")
+    assert png_path(Namespace(png=tmp_path / "mine.png", dataset="clinc150", split="test"), "x") == tmp_path / "mine.png"

@@ -92,3 +92,12 @@ def test_a_missing_own_file_names_the_command_with_out(tmp_path):
                              "--results", str(tmp_path / "mine.jsonl")], capture_output=True, text=True, timeout=120)
     assert result.returncode == 2
     assert f"run.py --split test --out {tmp_path / 'mine.jsonl'}" in result.stderr
+
+
+def test_a_missing_reference_file_says_where_run_py_writes_and_how_to_read_it(tmp_path, monkeypatch):
+    import summary
+    monkeypatch.setattr(summary, "REFERENCE", tmp_path)
+    with pytest.raises(FileNotFoundError) as missing:
+        summary.load_results("test", dataset="clinc150")
+    assert str(missing.value).endswith("write it with: python3 03-where-confidence-comes-from/run.py --dataset clinc150 "
+                                       "--split test, then pass --results results/clinc150-test.jsonl")
