@@ -30,9 +30,23 @@ def in_range(confidence: float, low: float, high: float) -> bool:
     return low <= confidence < high or (high == 1.0 and confidence == 1.0)
 
 
-def percentile_95(values: list[float]) -> float:
-    """The 95th percentile, interpolated between order statistics (statistics.quantiles, inclusive)."""
-    return values[0] if len(values) == 1 else statistics.quantiles(values, n=20, method="inclusive")[-1]
+def percentile(values: list[float], fraction: float) -> float:
+    """The `fraction` quantile of values, interpolated linearly between order statistics.
+
+    Position fraction x (n - 1) in the sorted values, as numpy.percentile's
+    default ("linear", Hyndman and Fan 1996, definition 7). Raises ValueError on
+    no values or a fraction outside [0, 1].
+    """
+    if not values:
+        raise ValueError("no values to take a percentile of")
+    if not 0.0 <= fraction <= 1.0:
+        raise ValueError(f"the fraction must be in [0, 1], not {fraction!r}")
+    ordered = sorted(values)
+    position = fraction * (len(ordered) - 1)
+    low = int(position)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (position - low) * (ordered[high] - ordered[low])
+
 
 
 def print_summary(records: list[dict]) -> None:
@@ -58,7 +72,7 @@ def print_summary(records: list[dict]) -> None:
         masses = [r[f"off_label_{step}"] for r in ok]
         if masses:
             print(f"off-label mass, {step} step: median {statistics.median(masses):.4f}, "
-                  f"95th percentile {percentile_95(masses):.4f}, max {max(masses):.4f}")
+                  f"95th percentile {percentile(masses, 0.95):.4f}, max {max(masses):.4f}")
     print(f"\n{'confidence':<12} {'answers':>7} {'accuracy':>9}")
     for low, high in RANGES:
         inside = [r for r in records if in_range(r["confidence"], low, high)]

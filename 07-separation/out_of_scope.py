@@ -54,6 +54,11 @@ def out_of_scope_codes(dataset: str) -> frozenset[str]:
     raise ValueError(f"unknown dataset {dataset!r}: expected banking77 or clinc150")
 
 
+def code_list(codes: frozenset[str]) -> str:
+    """Codes as the scripts print them: sorted, joined by "/" (e.g. "K-A"); "" for none."""
+    return "/".join(sorted(codes))
+
+
 @dataclass(frozen=True)
 class RocPoint:
     """One threshold of a detector: flag every message whose score is >= threshold.
@@ -142,7 +147,7 @@ def detectors(records: list[dict], variants: dict[str, list[float]], codes: froz
     if len(letters) != 1:
         raise ValueError(f"out-of-scope codes {sorted(codes)} must share one group letter")
     (letter,) = letters
-    code_text = "/".join(sorted(codes))
+    code_text = code_list(codes)
     found = [Detector(f"P({code_text})",
                       [r["group_distribution"][letter] if r["status"] == "ok" else 0.0 for r in records],
                       lambda t: f"P({code_text}) >= {t:.3f}")]
@@ -189,7 +194,7 @@ def main() -> int:
     answered = [r["code"] in codes for r in records]
     caught = sum(a and p for a, p in zip(answered, positives))
     false_alarms = sum(a and not p for a, p in zip(answered, positives))
-    code_text = "/".join(sorted(codes))
+    code_text = code_list(codes)
     print(f"\n{args.split}: {len(records)} messages, {n_out} out of scope, {n_in} in scope; "
           f"{sum(answered)} answered {code_text}\n")
     print(f"(a) the explicit code as a decision: answer {code_text}")

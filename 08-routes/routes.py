@@ -40,8 +40,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # noqa: E402,F401  (puts the post folders on sys.path)
 from ece import check_inputs, outcomes  # noqa: E402
 from isotonic import fit_isotonic  # noqa: E402
-from out_of_scope import out_of_scope_codes  # noqa: E402
-from summary import add_results_arguments, load_fit_and_report, load_results  # noqa: E402
+from out_of_scope import code_list, out_of_scope_codes  # noqa: E402
+from separation import percent  # noqa: E402
+from summary import add_results_arguments, load_fit_and_report, load_results, percentile  # noqa: E402
 
 ROUTES = ("act", "ask", "hand_over")
 TARGET = 0.985
@@ -286,24 +287,6 @@ def report(records: list[dict], routes: list[str], out_of_scope: frozenset[str] 
     return RouteReport(len(records), answers, right, top, outside)
 
 
-def percentile(values: list[float], fraction: float) -> float:
-    """The `fraction` quantile of values, interpolated linearly between order statistics.
-
-    Position fraction x (n - 1) in the sorted values, as numpy.percentile's
-    default ("linear", Hyndman and Fan 1996, definition 7). Raises ValueError on
-    no values or a fraction outside [0, 1].
-    """
-    if not values:
-        raise ValueError("no values to take a percentile of")
-    if not 0.0 <= fraction <= 1.0:
-        raise ValueError(f"the fraction must be in [0, 1], not {fraction!r}")
-    ordered = sorted(values)
-    position = fraction * (len(ordered) - 1)
-    low = int(position)
-    high = min(low + 1, len(ordered) - 1)
-    return ordered[low] + (position - low) * (ordered[high] - ordered[low])
-
-
 @dataclass(frozen=True)
 class Interval:
     """A point estimate and its percentile bootstrap interval, all fractions in [0, 1]; level is e.g. 0.95."""
@@ -408,14 +391,10 @@ def thresholds_from(args: argparse.Namespace) -> tuple[Path, list[dict], Calibra
     return (calib_path, calib, *fit_from(calib, args))
 
 
-def percent(value: float | None) -> str:
-    return "-" if value is None else f"{100 * value:.1f}%"
-
-
 def print_thresholds(thresholds: Thresholds) -> None:
     """The two thresholds and what they let through on calib, or why a route is missing."""
     t = thresholds
-    codes = "/".join(sorted(t.out_of_scope))
+    codes = code_list(t.out_of_scope)
     kind = f"an in-scope code (not {codes})" if codes else "a code"
     print(f"thresholds on the calibrated confidence, fitted on {t.eligible} calib answers with {kind}:")
     if t.act is None:

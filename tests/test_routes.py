@@ -11,9 +11,9 @@ from ece import outcomes
 from isotonic import fit_isotonic
 from prompt import load_prompt
 from route import clarifying_question, hand_over_text, plain_words, print_route
-from routes import (bootstrap_act, cuts, fit_calibration, fit_thresholds, lowest_cut, percentile, report, route_all,
-                    route_of, top_two)
-from summary import load_results
+from routes import (bootstrap_act, cuts, fit_calibration, fit_thresholds, lowest_cut, report, route_all, route_of,
+                    top_two)
+from summary import load_results, percentile
 
 ROOT = Path(__file__).resolve().parents[1]
 

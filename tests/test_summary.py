@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from summary import RANGES, in_range, percentile_95, print_summary
+from summary import RANGES, in_range, percentile, print_summary
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -26,7 +26,7 @@ def test_95th_percentile_matches_numpy_linear_interpolation():
     rng = random.Random(7)
     for size in (1, 2, 3, 20, 101):
         values = [rng.random() for _ in range(size)]
-        assert percentile_95(values) == pytest.approx(float(np.percentile(values, 95)), abs=1e-12)
+        assert percentile(values, 0.95) == pytest.approx(float(np.percentile(values, 95)), abs=1e-12)
 
 
 def record(correct, confidence, status="ok", group_mass=0.1, intent_mass=0.2):
