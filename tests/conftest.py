@@ -23,6 +23,26 @@ if MIRROR.is_dir():
     os.environ.setdefault(DATA_ENV, str(MIRROR))
 
 
+VENV_BIN = Path(sys.prefix) / "bin"
+
+
+@pytest.fixture(scope="session")
+def venv_tool():
+    """tool(name) -> the path of program `name` in the test environment's bin folder.
+
+    Programs the tests call (shellcheck, uv) come from the test extra that
+    run_tests.py installs, never from the machine: a system-wide copy once hid
+    a missing install. Fails the test when the program is not there.
+    """
+    def tool(name: str) -> str:
+        path = VENV_BIN / name
+        if not path.exists():
+            pytest.fail(f"{name} is not in {VENV_BIN}: run the tests with python3 run_tests.py, "
+                        "which installs the test extra of pyproject.toml", pytrace=False)
+        return str(path)
+    return tool
+
+
 @pytest.fixture(scope="session")
 def client():
     """A client of the running test server; fails (not skips) when there is none."""

