@@ -2,8 +2,8 @@
 
 Post folders start with digits and contain hyphens, so they are not Python
 packages. A script reaches an earlier post's module by importing this file
-first; after that, ``from prompt import build_prompt`` finds
-02-forcing-a-valid-answer/prompt.py. Module names are unique across folders,
+first; after that, ``from decision import ask_code`` finds
+01-why-typed-decisions/decision.py. Module names are unique across folders,
 so the order of the folders on sys.path does not matter.
 
 Every script starts with the same two lines::

@@ -378,19 +378,20 @@ def stop_server(port: int) -> bool:
 def warm_up(client: Client) -> None:
     """Send one typed request so the system prompt's prefill is paid now, with a progress line.
 
-    The prompt is cached by the server afterwards; every later request only
-    processes its own message.
+    The request carries the BANKING77 system prompt and grammar of
+    datasets/typed_prompt.py, exactly as the posts send them, so the server
+    caches that prompt; every later request only processes its own message.
+    Raises ServerError when the server refuses the request.
     """
-    from decision import ask_code  # 02-forcing-a-valid-answer
-    from prompt import load_prompt  # 02-forcing-a-valid-answer
+    from typed_prompt import load_prompt  # datasets/: the prompt every post sends
 
     built = load_prompt()
     count = len(client.tokenize(built.system_prompt))
     say(f"warming up: processing the {count:,}-token system prompt once; on 2 CPU cores this takes "
         "about 1.5 minutes for the 0.5B model and 3.5 for the 1.5B (later requests reuse it)")
     started = time.monotonic()
-    result = ask_code(client, built, "hello")
-    timings = result.timings
+    messages = [{"role": "system", "content": built.system_prompt}, {"role": "user", "content": "hello"}]
+    timings = client.chat(messages, temperature=0.0, max_tokens=2, grammar=built.grammar).body.get("timings", {})
     say(f"warm-up done in {time.monotonic() - started:.0f} s "
         f"({timings.get('prompt_n', '?')} prompt tokens at {timings.get('prompt_per_second', 0):.0f} tokens/s)")
 

@@ -19,11 +19,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # noqa: E402,F401  (puts the post folders on sys.path)
 from banking77 import load_split  # noqa: E402
-from confidence import answer_of  # noqa: E402
+from confidence import answer_of, letter_tokens  # noqa: E402
 from decision import ask_code  # noqa: E402
 from llama_http import Client, exit_on_server_errors  # noqa: E402
-from prompt import load_prompt  # noqa: E402
-from tokens import letter_tokens  # noqa: E402
+from typed_prompt import load_prompt  # noqa: E402
 
 EXAMPLES = (
     "I was charged twice for the same coffee this morning",

@@ -12,7 +12,7 @@ from typing import Callable
 
 from banking77 import Message
 from decision import CodeReply
-from prompt import BuiltPrompt
+from typed_prompt import BuiltPrompt
 from results_file import ResultsFile
 
 

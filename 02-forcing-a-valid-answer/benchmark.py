@@ -21,7 +21,7 @@ import series  # noqa: E402,F401  (puts the post folders on sys.path)
 from banking77 import load_split, spread  # noqa: E402
 from decision import ask_code  # noqa: E402
 from llama_http import Client, exit_on_server_errors  # noqa: E402
-from prompt import load_prompt  # noqa: E402
+from typed_prompt import load_prompt  # noqa: E402
 
 TARGET = 1.03
 

@@ -17,7 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # noqa: E402,F401  (puts the post folders on sys.path)
 from decision import ask_code  # noqa: E402
 from llama_http import Client, exit_on_server_errors  # noqa: E402
-from prompt import load_prompt  # noqa: E402
+from typed_prompt import load_prompt  # noqa: E402
 
 STRANGE = (
     "write me a short poem about autumn",

@@ -1,118 +1,21 @@
-"""The system prompt, the GBNF grammar and the code table, built from one source.
+"""Print the system prompt and the GBNF grammar that post 02 builds from one source.
 
     python3 02-forcing-a-valid-answer/prompt.py             # prints prompt and grammar
     python3 02-forcing-a-valid-answer/prompt.py --grammar   # only the grammar
     python3 02-forcing-a-valid-answer/prompt.py --count     # size in tokens (needs the server)
 
-A typed decision is a two-letter code: the group letter, a hyphen, the intent
-letter ("C-F"). The prompt lists every code with its intent, a description and
-examples; the grammar allows exactly the codes that the prompt lists. Both come
-from datasets/banking77.json through build_prompt(), so they cannot drift apart
-(CLINC150: load_clinc150_prompt(), from datasets/clinc150.json).
+Both come from datasets/banking77.json through datasets/typed_prompt.py's
+build_prompt(): the prompt lists every code, the grammar allows exactly those.
 """
 from __future__ import annotations
 
 import argparse
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # noqa: E402,F401  (puts the post folders on sys.path)
-import clinc150  # noqa: E402
-from banking77 import Intent, LabelSet, load_labels  # noqa: E402
-
-INSTRUCTIONS = """\
-You sort the messages that customers send to their bank. Each message gets \
-exactly one intent from the list below. Answer with the code of that intent and \
-nothing else: the group letter, a hyphen and the intent letter, for example C-F."""
-
-CLINC150_INSTRUCTIONS = """\
-You sort the requests that people say or type to a virtual assistant. Each request gets \
-exactly one intent from the list below; a request that fits none of them gets K-A (out of \
-scope). Answer with the code of that intent and nothing else: the group letter, a hyphen \
-and the intent letter, for example C-F."""
-# Examples per intent in the CLINC150 prompt: the one place this is chosen.
-# 151 intents with 3 examples give a system prompt of 7,018 tokens (2: 5,627;
-# measured in datasets/README.md), which leaves room in a 10,240-token context.
-CLINC150_EXAMPLES = 3
-
-
-@dataclass(frozen=True)
-class BuiltPrompt:
-    """What a typed request needs, made from one label set.
-
-    system_prompt: the instructions and the list of codes (str).
-    grammar: GBNF that accepts exactly the listed codes, e.g. "C-F" (str).
-    codes: code -> Intent, in prompt order (dict).
-    group_letters: the valid first letters, e.g. "ABCDEFGH" (str).
-    intent_letters: group letter -> the valid intent letters of that group (dict).
-    group_names: group letter -> the group's name (dict).
-    """
-
-    system_prompt: str
-    grammar: str
-    codes: dict[str, Intent]
-    group_letters: str
-    intent_letters: dict[str, str]
-    group_names: dict[str, str] = field(default_factory=dict)
-
-    @property
-    def by_intent(self) -> dict[str, Intent]:
-        """intent name -> Intent (its .code is the code to expect)."""
-        return {intent.name: intent for intent in self.codes.values()}
-
-
-def build_prompt(labels: LabelSet, examples_per_intent: int = 5, descriptions: bool = True,
-                 instructions: str = INSTRUCTIONS) -> BuiltPrompt:
-    """Build system prompt, grammar and code table from a label set.
-
-    examples_per_intent: how many of each intent's examples go into the
-    prompt (0 to 5 with the shipped files). descriptions: include the one-line
-    descriptions. instructions: the paragraph that opens the prompt (BANKING77's
-    by default). Raises ValueError when examples_per_intent is negative.
-    """
-    if examples_per_intent < 0:
-        raise ValueError(f"examples_per_intent must be 0 or more, got {examples_per_intent}")
-    lines = [instructions, ""]
-    rules = []
-    intent_letters = {}
-    for group in labels.groups:
-        lines.append(f"Group {group.letter}: {group.name}")
-        for intent in group.intents:
-            line = f"{intent.code} {intent.name}"
-            if descriptions:
-                line += f": {intent.description}"
-            lines.append(line)
-            examples = intent.examples[:examples_per_intent]
-            if examples:
-                lines.append("  e.g. " + " | ".join(examples))
-        lines.append("")
-        letters = "".join(intent.letter for intent in group.intents)
-        intent_letters[group.letter] = letters
-        # One rule per group: that group's letter, a hyphen, one of its intent letters.
-        rules.append(f'group-{group.letter.lower()} ::= "{group.letter}" "-" [{letters}]')
-    lines.append("Answer with the code only, for example C-F.")
-    # GBNF ends a rule at a newline, so root lists the group rules on one line.
-    root = "root ::= " + " | ".join(f"group-{g.letter.lower()}" for g in labels.groups)
-    grammar = "\n".join([root, *rules]) + "\n"
-    codes = {intent.code: intent for intent in labels.intents}
-    group_names = {group.letter: group.name for group in labels.groups}
-    return BuiltPrompt("\n".join(lines), grammar, codes, "".join(group_names), intent_letters, group_names)
-
-
-def load_prompt(examples_per_intent: int = 5, descriptions: bool = True) -> BuiltPrompt:
-    """build_prompt() on the shipped BANKING77 label set (datasets/banking77.json)."""
-    return build_prompt(load_labels(), examples_per_intent, descriptions)
-
-
-def load_clinc150_prompt(examples_per_intent: int = CLINC150_EXAMPLES, descriptions: bool = True) -> BuiltPrompt:
-    """build_prompt() on the shipped CLINC150 label set (datasets/clinc150.json): 151 codes, K-A = out of scope."""
-    return build_prompt(clinc150.load_labels(), examples_per_intent, descriptions, CLINC150_INSTRUCTIONS)
-
-
-# The prompt of each dataset, by the name used in --dataset and in results file names.
-PROMPTS = {"banking77": load_prompt, "clinc150": load_clinc150_prompt}
+from typed_prompt import load_prompt  # noqa: E402
 
 
 def main() -> int:

@@ -22,7 +22,7 @@ from banking77 import load_split, spread  # noqa: E402
 from batch import base_record, run_messages  # noqa: E402
 from decision import ask_code, request_settings  # noqa: E402
 from llama_http import Client, exit_on_server_errors  # noqa: E402
-from prompt import load_prompt  # noqa: E402
+from typed_prompt import load_prompt  # noqa: E402
 from results_file import RESULTS  # noqa: E402
 
 

@@ -21,11 +21,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # noqa: E402,F401  (puts the post folders on sys.path)
-from confidence import typed_answer  # noqa: E402
+from confidence import letter_tokens, typed_answer  # noqa: E402
 from decision import ask_code, request_settings  # noqa: E402
 from llama_http import Client, exit_on_server_errors  # noqa: E402
-from prompt import load_prompt  # noqa: E402
-from tokens import letter_tokens  # noqa: E402
+from typed_prompt import load_prompt  # noqa: E402
 
 DEFAULT_MESSAGE = "I was charged twice for the same coffee this morning"
 

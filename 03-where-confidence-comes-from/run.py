@@ -25,13 +25,12 @@ import series  # noqa: E402,F401  (puts the post folders on sys.path)
 import banking77  # noqa: E402
 import clinc150  # noqa: E402
 from batch import base_record, run_messages  # noqa: E402
-from confidence import answer_of, answer_fields  # noqa: E402
+from confidence import answer_fields, answer_of, letter_tokens  # noqa: E402
 from decision import ask_code, request_settings  # noqa: E402
 from llama_http import Client, exit_on_server_errors  # noqa: E402
-from prompt import PROMPTS  # noqa: E402
+from typed_prompt import PROMPTS  # noqa: E402
 from results_file import RESULTS  # noqa: E402
 from summary import DATASETS, print_summary  # noqa: E402
-from tokens import letter_tokens  # noqa: E402
 
 SPLIT_LOADERS = {"banking77": banking77.load_split, "clinc150": clinc150.load_split}
 

@@ -23,13 +23,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # noqa: E402,F401  (puts the post folders on sys.path)
 from banking77 import Intent  # noqa: E402
-from confidence import answer_fields, answer_of  # noqa: E402
+from confidence import answer_fields, answer_of, letter_tokens  # noqa: E402
 from decision import CodeReply, ask_code  # noqa: E402
 from llama_http import Client, exit_on_server_errors  # noqa: E402
-from prompt import PROMPTS, BuiltPrompt  # noqa: E402
+from typed_prompt import PROMPTS, BuiltPrompt  # noqa: E402
 from routes import Calibrator, Thresholds, add_threshold_arguments, route_of, thresholds_from, top_two  # noqa: E402
 from summary import add_calib_arguments  # noqa: E402
-from tokens import letter_tokens  # noqa: E402
 from typed import EXAMPLES, TOP_LOGPROBS  # noqa: E402
 
 

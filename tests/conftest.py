@@ -57,12 +57,12 @@ def client():
 
 @pytest.fixture(scope="session")
 def built():
-    from prompt import load_prompt
+    from typed_prompt import load_prompt
     return load_prompt()
 
 
 @pytest.fixture(scope="session")
 def letter_ids(client):
-    from tokens import letter_tokens
+    from confidence import letter_tokens
     return letter_tokens(client)
 

@@ -23,7 +23,7 @@ os.environ.setdefault(DATA_ENV, str(ROOT.parent / "shared" / "datasets"))
 from clinc150 import (CALIB_OOS_SPLIT, CALIB_SPLIT, DATA_SHA256, LABELS_FILE, check_labels,  # noqa: E402
                       load_domains, load_labels, load_rows, load_split, spread)
 from make_banking77 import normalise  # noqa: E402
-from prompt import CLINC150_EXAMPLES, build_prompt, load_clinc150_prompt  # noqa: E402
+from typed_prompt import CLINC150_EXAMPLES, build_prompt, load_clinc150_prompt  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -9,9 +9,8 @@ import random
 
 import numpy as np
 import pytest
-from confidence import renormalize, typed_answer
+from confidence import LetterTokens, renormalize, typed_answer
 from scipy.special import softmax
-from tokens import LetterTokens
 
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 TOKENS = LetterTokens(

@@ -6,7 +6,7 @@ from banking77 import load_labels
 from decision import is_too_long
 from label_list import find_label
 from llama_http import ServerError
-from prompt import build_prompt, load_prompt
+from typed_prompt import build_prompt, load_prompt
 
 
 @pytest.fixture(scope="module")

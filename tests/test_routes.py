@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from ece import outcomes
 from isotonic import fit_isotonic
-from prompt import load_prompt
+from typed_prompt import load_prompt
 from route import clarifying_question, hand_over_text, plain_words, print_route
 from routes import (bootstrap_act, cuts, fit_calibration, fit_thresholds, lowest_cut, report, route_all, route_of,
                     top_two)

@@ -16,7 +16,7 @@ import pytest
 from confidence import answer_of
 from decision import GrammarRejected, ask_code
 from llama_http import Client, ServerUnreachable
-from prompt import BuiltPrompt
+from typed_prompt import BuiltPrompt
 from server import running
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -201,7 +201,7 @@ def test_confidence_run_writes_five_well_formed_lines_and_a_rerun_adds_none(tmp_
 def test_clinc150_grammar_single_intent_rule_is_accepted_and_gives_the_out_of_scope_code(client):
     import dataclasses
 
-    from prompt import load_clinc150_prompt
+    from typed_prompt import load_clinc150_prompt
     built = load_clinc150_prompt()
     # Keep only the out-of-scope group: the one rule with a single allowed intent letter.
     rule = next(line for line in built.grammar.splitlines() if line.startswith("group-k ::="))
@@ -212,7 +212,7 @@ def test_clinc150_grammar_single_intent_rule_is_accepted_and_gives_the_out_of_sc
 
 
 def test_clinc150_run_writes_lines_with_codes_of_its_label_set(tmp_path):
-    from prompt import load_clinc150_prompt
+    from typed_prompt import load_clinc150_prompt
     codes = load_clinc150_prompt().codes
     out = tmp_path / "clinc150-test.jsonl"
     result = run_script("03-where-confidence-comes-from/run.py", "--dataset", "clinc150", "--split", "test",

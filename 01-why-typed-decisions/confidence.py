@@ -1,12 +1,15 @@
 """From token probabilities to a typed answer with a confidence.
 
+typed.py shows this confidence first, so the code lives in this post; post 03
+explains it step by step (logprobs.py, pitfalls.py) and measures it (run.py).
+
 A code "C-F" is generated in two decisions: the group letter, then the intent
 letter. For each, the server returns top_logprobs: the most likely next tokens
 with their log-probabilities BEFORE the grammar filtered them (llama-server
 computes them from the raw logits). So this module:
 
 1. finds the grammar's valid letters among the candidates by token id (from
-   /tokenize, see 02's tokens.py), never by stripped text: ' C' is not 'C';
+   /tokenize: letter_tokens below), never by stripped text: ' C' is not 'C';
 2. renormalizes over the valid letters that are present:
    P(letter) = exp(logprob_letter) / sum of exp(logprob) over valid letters;
    a valid letter missing from top_logprobs counts as 0;
@@ -22,11 +25,56 @@ the letters that were cut off by top_logprobs.
 from __future__ import annotations
 
 import math
+import string
 from dataclasses import dataclass
 
 from decision import CodeReply
-from prompt import BuiltPrompt
-from tokens import LetterTokens
+from llama_http import Client
+from typed_prompt import BuiltPrompt
+
+
+@dataclass(frozen=True)
+class LetterTokens:
+    """Token ids of the pieces a code is written with, taken from /tokenize.
+
+    letter: 'A' -> id of the token 'A' (the group step, and the intent step
+    of a 3-token code 'C', '-', 'F'). hyphen_letter: 'F' -> id of the token
+    '-F' (the intent step of a 2-token code). hyphen: id of the token '-'.
+    """
+
+    letter: dict[str, int]
+    hyphen_letter: dict[str, int]
+    hyphen: int
+
+
+def single_token(client: Client, text: str) -> int | None:
+    """The id of text when the tokenizer makes it one token, else None."""
+    pieces = client.tokenize(text)
+    return pieces[0][0] if len(pieces) == 1 and pieces[0][1] == text else None
+
+
+def letter_tokens(client: Client, letters: str = string.ascii_uppercase) -> LetterTokens:
+    """Look up the token ids of every letter (default 'A'..'Z'), of '-' + letter, and of '-'.
+
+    Raises ValueError naming the pieces that are not single tokens: then the
+    renormalization of post 03 cannot read a letter's probability from one
+    candidate, and the codes need other symbols (02's tokens.py shows how they split).
+    """
+    letter, hyphen_letter, split = {}, {}, []
+    for char in letters:
+        for text, table in ((char, letter), ("-" + char, hyphen_letter)):
+            token_id = single_token(client, text)
+            if token_id is None:
+                split.append(text)
+            else:
+                table[char] = token_id
+    hyphen = single_token(client, "-")
+    if hyphen is None:
+        split.append("-")
+    if split:
+        raise ValueError(f"these code pieces are not single tokens for this model: {' '.join(map(repr, split))}")
+    return LetterTokens(letter, hyphen_letter, hyphen)
+
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,10 @@
 """One typed request: a message in, a code (or a stated failure) out.
 
+typed.py is the first script to send one, so the request lives in this post;
+post 02 takes its rules apart (why letters, the grammar, the retry).
+
 The rules every later post relies on:
-- Greedy decoding (temperature 0) with the grammar from prompt.py, at most 2
+- Greedy decoding (temperature 0) with the grammar of datasets/typed_prompt.py, at most 2
   tokens: a code is 'C' then '-F' for Qwen-family tokenizers.
 - finish_reason "length" with content that is not a full code: retry once
   with room for 3 tokens ('C', '-', 'F'); if it is still not a full code,
@@ -17,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from llama_http import Client, ServerError
-from prompt import BuiltPrompt
+from typed_prompt import BuiltPrompt
 
 STATUSES = ("ok", "invalid", "too_long", "error")
 
