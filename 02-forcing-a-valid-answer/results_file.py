@@ -12,7 +12,16 @@ import json
 import os
 from pathlib import Path
 
-RESULTS = Path(__file__).resolve().parents[1] / "results"
+
+
+def results_folder(script: str | Path) -> Path:
+    """The results/ folder of the post a script belongs to, e.g. 03-where-confidence-comes-from/results/.
+
+    Each post keeps the files its scripts write (a reader's own runs, plots)
+    in its own folder, which git ignores; the committed reference runs are in
+    results/reference/ at the top of the repository.
+    """
+    return Path(script).resolve().parent / "results"
 
 
 class ResultsFile:

@@ -4,8 +4,8 @@
     python3 02-forcing-a-valid-answer/run.py --split test
     python3 02-forcing-a-valid-answer/run.py --split calib --limit 200 --no-grammar
 
-Writes results/codes-banking77-<split>.jsonl (…-nogrammar.jsonl without the
-grammar), one line per message. Ctrl-C keeps the finished lines; the same
+Writes 02-forcing-a-valid-answer/results/codes-banking77-<split>.jsonl
+(…-nogrammar.jsonl without the grammar), one line per message. Ctrl-C keeps the finished lines; the same
 command resumes with the next message. Prints valid codes, retried, correct and
 right group, with the median time per request.
 """
@@ -23,7 +23,7 @@ from batch import base_record, run_messages  # noqa: E402
 from decision import ask_code, request_settings  # noqa: E402
 from llama_http import Client, exit_on_server_errors  # noqa: E402
 from typed_prompt import load_prompt  # noqa: E402
-from results_file import RESULTS  # noqa: E402
+from results_file import results_folder  # noqa: E402
 
 
 def percent(part: int, whole: int) -> str:
@@ -35,13 +35,14 @@ def main() -> int:
     parser.add_argument("--split", choices=("calib", "test"), default="calib", help="which messages (default: calib)")
     parser.add_argument("--limit", type=int, help="only N messages, spread evenly over the intents")
     parser.add_argument("--no-grammar", action="store_true", help="send the prompt without the grammar")
-    parser.add_argument("--out", type=Path, help="results file (default: results/codes-banking77-<split>.jsonl)")
+    parser.add_argument("--out", type=Path,
+                        help="results file (default: 02-forcing-a-valid-answer/results/codes-banking77-<split>.jsonl)")
     args = parser.parse_args()
     if args.limit is not None and args.limit < 1:
         parser.error("--limit must be 1 or more")
 
     grammar = not args.no_grammar
-    out = args.out or RESULTS / f"codes-banking77-{args.split}{'' if grammar else '-nogrammar'}.jsonl"
+    out = args.out or results_folder(__file__) / f"codes-banking77-{args.split}{'' if grammar else '-nogrammar'}.jsonl"
     messages = spread(load_split(args.split))[: args.limit]  # any prefix covers all intents
     built = load_prompt()
     client = Client()

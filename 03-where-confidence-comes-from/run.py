@@ -5,10 +5,11 @@
     python3 03-where-confidence-comes-from/run.py --split test --limit 100
     python3 03-where-confidence-comes-from/run.py --dataset clinc150 --split calib   # 850 messages
 
-Writes results/<dataset>-<split>.jsonl: one JSON object per message (fields in
-README.md). Ctrl-C keeps the finished lines; the same command resumes. At the
-end it prints the summary block of the post. Posts 04-08 read these files (or
-the committed reference copies in results/reference/) without a server.
+Writes 03-where-confidence-comes-from/results/<dataset>-<split>.jsonl: one
+JSON object per message (fields in README.md). Ctrl-C keeps the finished lines; the same command resumes. At the
+end it prints the summary block of the post. Posts 04-08 read these files
+without a server: your own complete run when there is one, else the committed
+reference run in results/reference/ (each script says which it read).
 
 A message whose status is not "ok" (invalid, too_long, error) has no code:
 it is recorded with correct = false and confidence = 0.0, so a threshold on
@@ -29,8 +30,7 @@ from confidence import answer_fields, answer_of, letter_tokens  # noqa: E402
 from decision import ask_code, request_settings  # noqa: E402
 from llama_http import Client, exit_on_server_errors  # noqa: E402
 from typed_prompt import PROMPTS  # noqa: E402
-from results_file import RESULTS  # noqa: E402
-from summary import DATASETS, print_summary  # noqa: E402
+from summary import DATASETS, own_results_path, print_summary  # noqa: E402
 
 SPLIT_LOADERS = {"banking77": banking77.load_split, "clinc150": clinc150.load_split}
 
@@ -41,14 +41,15 @@ def main() -> int:
     parser.add_argument("--split", choices=("calib", "test"), default="calib", help="which messages (default: calib)")
     parser.add_argument("--limit", type=int, help="only N messages, spread evenly over the intents")
     parser.add_argument("--top-logprobs", type=int, default=30, help="candidates per token (default: 30)")
-    parser.add_argument("--out", type=Path, help="results file (default: results/<dataset>-<split>.jsonl)")
+    parser.add_argument("--out", type=Path,
+                        help="results file (default: 03-where-confidence-comes-from/results/<dataset>-<split>.jsonl)")
     args = parser.parse_args()
     if args.limit is not None and args.limit < 1:
         parser.error("--limit must be 1 or more")
     if args.top_logprobs < 1:
         parser.error("--top-logprobs must be 1 or more: confidence is read from the candidates")
 
-    out = args.out or RESULTS / f"{args.dataset}-{args.split}.jsonl"
+    out = args.out or own_results_path(args.dataset, args.split)
     messages = banking77.spread(SPLIT_LOADERS[args.dataset](args.split))[: args.limit]  # any prefix covers all intents
     built = PROMPTS[args.dataset]()
     client = Client()

@@ -1,8 +1,8 @@
 """The summary block of post 03: accuracy, confidence when right and wrong, off-label mass, ranges.
 
-    python3 03-where-confidence-comes-from/summary.py                   # reference test split
+    python3 03-where-confidence-comes-from/summary.py                   # test split: your run, else the reference
     python3 03-where-confidence-comes-from/summary.py --split calib
-    python3 03-where-confidence-comes-from/summary.py --results results/banking77-test.jsonl
+    python3 03-where-confidence-comes-from/summary.py --results my-run.jsonl
 
 run.py prints it at the end of a run; this prints it for any results file,
 without a server.
@@ -16,11 +16,17 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # noqa: E402,F401  (puts the post folders on sys.path)
-from results_file import RESULTS, read_results  # noqa: E402
+import banking77  # noqa: E402
+import clinc150  # noqa: E402
+from results_file import read_results, results_folder  # noqa: E402
 
-REFERENCE = RESULTS / "reference" / "qwen2.5-coder-1.5b-instruct-q4_k_m"
+ROOT = Path(__file__).resolve().parents[1]
+# run.py writes a reader's own runs here; the committed reference runs of the CPU default model are below it.
+OWN_RESULTS = results_folder(__file__)
+REFERENCE = ROOT / "results" / "reference" / "qwen2.5-coder-1.5b-instruct-q4_k_m"
 SPLITS = ("calib", "test")
 DATASETS = ("banking77", "clinc150")
+SPLIT_SIZES = {"banking77": banking77.split_size, "clinc150": clinc150.split_size}
 
 RANGES = ((0.0, 0.5), (0.5, 0.7), (0.7, 0.9), (0.9, 0.99), (0.99, 1.0))
 
@@ -89,7 +95,8 @@ def add_results_arguments(parser: argparse.ArgumentParser, fits_on_calib: bool =
     about another).
     """
     parser.add_argument("--split", choices=SPLITS, default="test", help="which reference split (default: test)")
-    parser.add_argument("--results", type=Path, help="a results file of run.py instead of the reference one")
+    parser.add_argument("--results", type=Path, help="a results file of run.py (default: your own complete run "
+                        "in 03-where-confidence-comes-from/results/, else the committed reference run)")
     if fits_on_calib:
         add_calib_arguments(parser, dataset)
     else:
@@ -104,7 +111,8 @@ def add_dataset_argument(parser: argparse.ArgumentParser, dataset: str = "bankin
 def add_calib_arguments(parser: argparse.ArgumentParser, dataset: str = "banking77") -> None:
     """--dataset and --calib: the calibration split a script fits on."""
     add_dataset_argument(parser, dataset)
-    parser.add_argument("--calib", type=Path, help="results file to fit on (default: the reference calib split)")
+    parser.add_argument("--calib", type=Path, help="results file to fit on (default: your own complete calib run, "
+                        "else the reference one)")
 
 
 # The fields every later post reads from a line of run.py's results file.
@@ -121,23 +129,53 @@ def check_record(record: dict, where: str) -> None:
         raise ValueError(f"{where} has confidence {confidence!r}: it must be a number in [0, 1]")
 
 
+def own_results_path(dataset: str, split: str) -> Path:
+    """Where run.py writes a reader's own run: 03-where-confidence-comes-from/results/<dataset>-<split>.jsonl."""
+    return OWN_RESULTS / f"{dataset}-{split}.jsonl"
+
+
+def run_command(dataset: str, split: str) -> str:
+    """The run.py command that writes the default results file of dataset and split."""
+    option = "" if dataset == "banking77" else f" --dataset {dataset}"
+    return f"python3 03-where-confidence-comes-from/run.py{option} --split {split}"
+
+
+def count_lines(path: Path) -> int:
+    """Non-empty lines of a file: the answers of a results file, without parsing them."""
+    with open(path, "rb") as handle:
+        return sum(1 for line in handle if line.strip())
+
+
+def default_results(dataset: str, split: str) -> tuple[Path, str]:
+    """Which file a script reads when no --results is given, and why (one clause, for describe()).
+
+    Your own run (own_results_path) when it holds every message of the split,
+    else the committed reference run. A partial own run is never mixed with
+    the reference: it is named with its count, and the reference is read.
+    """
+    own = own_results_path(dataset, split)
+    shown = relative(own)
+    if not own.exists():
+        return REFERENCE / own.name, f"the committed reference run; no run of yours at {shown}"
+    size, done = SPLIT_SIZES[dataset](split), count_lines(own)
+    if done >= size:
+        return own, f"your own run, all {size:,} messages"
+    return REFERENCE / own.name, (f"the committed reference run; yours at {shown} has {done:,} of {size:,} "
+                                  f"messages (finish it with: {run_command(dataset, split)})")
+
+
 def load_results(split: str, results: Path | None = None, dataset: str = "banking77") -> tuple[Path, list[dict]]:
-    """The records of one split: `results` if given, else the committed reference file of `dataset`.
+    """The records of one split: `results` if given, else default_results() of dataset and split.
 
     Returns (path read, list of record dicts, one per message). Raises
     FileNotFoundError naming the run.py command that writes a missing file,
     and ValueError for an empty file or a line that is not a results record
     (check_record).
     """
-    option = "" if dataset == "banking77" else f" --dataset {dataset}"
-    command = f"python3 03-where-confidence-comes-from/run.py{option} --split {split}"
+    command = run_command(dataset, split)
+    path = Path(results) if results else default_results(dataset, split)[0]
     if results:
-        path = Path(results)
         command += f" --out {path}"
-    else:
-        path = REFERENCE / f"{dataset}-{split}.jsonl"
-        # run.py writes to results/, not over the reference: say how to point a script at that file
-        command += f", then pass --results results/{dataset}-{split}.jsonl"
     records = read_results(path, command)
     if not records:
         raise ValueError(f"{path} holds no answers; write it with: {command}")
@@ -159,12 +197,27 @@ def load_fit_and_report(args: argparse.Namespace) -> tuple[Path, list[dict], Pat
     return calib_path, calib, path, records
 
 
-def describe(path: Path, records: list[dict]) -> str:
-    """One line naming the file (relative to the repository when inside it) and the model(s) it holds."""
-    root = RESULTS.parent
+def relative(path: Path) -> Path:
+    """path relative to the repository when it is inside it, else absolute."""
     path = Path(path).resolve()
-    shown = path.relative_to(root) if path.is_relative_to(root) else path
-    return f"{shown}: model {', '.join(sorted({r['model'] for r in records}))}"
+    return path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
+
+
+def describe(path: Path, records: list[dict]) -> str:
+    """One line naming the file, the model(s) it holds, and why this file was read.
+
+    The reason is one of: your own complete run, the committed reference run
+    (and what is wrong with yours, if anything), or a file given on the
+    command line.
+    """
+    models = ", ".join(sorted({r["model"] for r in records}))
+    why = "given on the command line"
+    for dataset in DATASETS:
+        for split in SPLITS:
+            default, reason = default_results(dataset, split)
+            if Path(path).resolve() == default.resolve():
+                why = reason
+    return f"{relative(path)}: model {models} ({why})"
 
 
 def main() -> int:

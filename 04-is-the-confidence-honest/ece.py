@@ -2,7 +2,7 @@
 
     python3 04-is-the-confidence-honest/ece.py                    # reference test split
     python3 04-is-the-confidence-honest/ece.py --split calib
-    python3 04-is-the-confidence-honest/ece.py --results results/banking77-test.jsonl
+    python3 04-is-the-confidence-honest/ece.py --results my-test-run.jsonl
 
 Sorts the answers into 15 equal-width confidence bins and compares, in each
 bin, the mean confidence with the fraction of answers that were right. No

@@ -2,13 +2,13 @@
 
     python3 04-is-the-confidence-honest/plot.py                   # reference test split
     python3 04-is-the-confidence-honest/plot.py --split calib --png calib.png
-    python3 04-is-the-confidence-honest/plot.py --results results/banking77-test.jsonl --no-show
+    python3 04-is-the-confidence-honest/plot.py --results my-test-run.jsonl --no-show
 
 A point sits at (mean confidence, accuracy) of its bin; on the diagonal the
 confidence is honest. The red line from a point to the diagonal is the bin's
 gap: below the diagonal the model was overconfident. The bars underneath count
 the answers per bin, which says how much each point weighs in ECE. Saves a PNG
-(default results/reliability-<split>.png) and shows it when a display is
+(default 04-is-the-confidence-honest/results/reliability-<split>.png) and shows it when a display is
 available. Needs matplotlib (pip install matplotlib).
 """
 from __future__ import annotations
@@ -21,7 +21,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # noqa: E402,F401  (puts the post folders on sys.path)
 from ece import N_BINS, Bin, ece, outcomes, reliability_bins  # noqa: E402
-from results_file import RESULTS  # noqa: E402
+from results_file import results_folder  # noqa: E402
 from summary import add_results_arguments, describe, load_results  # noqa: E402
 
 
@@ -49,17 +49,18 @@ def pyplot(show: bool):
 
 def add_plot_arguments(parser: argparse.ArgumentParser, figure: str) -> None:
     """--png and --no-show, shared by every script that draws a figure (named `figure`, e.g. "coverage")."""
-    parser.add_argument("--png", type=Path, help=f"where to save the figure (default: results/{figure}-<split>.png, "
-                                                 f"results/{figure}-clinc150-<split>.png for CLINC150)")
+    parser.add_argument("--png", type=Path, help=f"where to save the figure (default: results/{figure}-<split>.png "
+                                                 f"in this post's folder, {figure}-clinc150-<split>.png for CLINC150)")
     parser.add_argument("--no-show", action="store_true", help="only save the PNG, even when a display is available")
 
 
-def png_path(args: argparse.Namespace, figure: str) -> Path:
-    """--png, or the default: results/<figure>-<split>.png (BANKING77), results/<figure>-<dataset>-<split>.png."""
+def png_path(args: argparse.Namespace, figure: str, script: str | Path) -> Path:
+    """--png, or the default in the results/ folder of script's post: <figure>-<split>.png for
+    BANKING77, <figure>-<dataset>-<split>.png otherwise (e.g. 07-separation/results/coverage-clinc150-test.png)."""
     if args.png:
         return args.png
     dataset = "" if args.dataset == "banking77" else f"{args.dataset}-"
-    return RESULTS / f"{figure}-{dataset}{args.split}.png"
+    return results_folder(script) / f"{figure}-{dataset}{args.split}.png"
 
 
 def draw_reliability(diagram, histogram, bins: list[Bin], title: str) -> None:
@@ -120,7 +121,7 @@ def main() -> int:
     bins = reliability_bins(confidences, corrects, N_BINS)
     title = f"{args.split}: {len(records)} answers, ECE {ece(confidences, corrects, N_BINS):.3f}"
     print(title)
-    save_figure(reliability_figure([(title, bins)]), png_path(args, "reliability"), show)
+    save_figure(reliability_figure([(title, bins)]), png_path(args, "reliability", __file__), show)
     return 0
 
 

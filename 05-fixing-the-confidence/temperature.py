@@ -1,8 +1,8 @@
 """Temperature scaling, one temperature per step, fitted on the calibration split.
 
     python3 05-fixing-the-confidence/temperature.py                 # fit on calib, report calib and test
-    python3 05-fixing-the-confidence/temperature.py --results results/banking77-test.jsonl \\
-        --calib results/banking77-calib.jsonl
+    python3 05-fixing-the-confidence/temperature.py --results my-test-run.jsonl \\
+        --calib my-calib-run.jsonl
 
 A code is two decisions, so there are two temperatures: T_group for the group
 letter and T_intent for the intent letter. Each divides the log-probabilities
@@ -250,7 +250,7 @@ def main() -> int:
 
     show = has_display() and not args.no_show
     pyplot(show)
-    save_figure(reliability_figure(panels), png_path(args, "temperature"), show)
+    save_figure(reliability_figure(panels), png_path(args, "temperature", __file__), show)
     return 0
 
 

@@ -1,7 +1,7 @@
 """Isotonic regression: the map from confidence to P(right) that only has to go up.
 
     python3 06-isotonic/isotonic.py                 # fit on calib, ECE on test: raw, temperature, isotonic
-    python3 06-isotonic/isotonic.py --results results/banking77-test.jsonl --calib results/banking77-calib.jsonl
+    python3 06-isotonic/isotonic.py --results my-test-run.jsonl --calib my-calib-run.jsonl
 
 Temperature scaling has one knob per step. Isotonic regression has as many as
 the data supports: it fits the non-decreasing function of the raw confidence
@@ -151,7 +151,7 @@ def main() -> int:
     pyplot(show)
     panels = [(f"{args.split}, {name}: ECE {ece(values, corrects):.3f}", reliability_bins(values, corrects, N_BINS))
               for name, values in variants.items()]
-    save_figure(reliability_figure(panels), png_path(args, "isotonic"), show)
+    save_figure(reliability_figure(panels), png_path(args, "isotonic", __file__), show)
     return 0
 
 

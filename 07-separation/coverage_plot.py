@@ -2,7 +2,7 @@
 
     python3 07-separation/coverage_plot.py                   # reference test split, fitted on calib
     python3 07-separation/coverage_plot.py --split calib --png calib.png
-    python3 07-separation/coverage_plot.py --results results/banking77-test.jsonl --no-show
+    python3 07-separation/coverage_plot.py --results my-test-run.jsonl --no-show
 
 Each curve lowers the confidence threshold from the top: x is the share of
 answers kept (coverage), y the accuracy of the kept ones (selective accuracy).
@@ -10,7 +10,7 @@ A curve that stays high further to the right separates right from wrong
 better. The dashed curve is a perfect ranking of the same answers, the dotted
 line a ranking that knows nothing (the overall accuracy), the light lines the
 target accuracies 95%, 98% and 99%. Isotonic draws few points: each flat
-stretch enters at once. Saves a PNG (default results/coverage-<split>.png)
+stretch enters at once. Saves a PNG (default 07-separation/results/coverage-<split>.png)
 and shows it when a display is available. Needs matplotlib (pip install
 matplotlib).
 """
@@ -77,7 +77,7 @@ def main() -> int:
     for name in variants:
         print(f"{name:<12} {len(curves[name]):5d} points, AURC {area_under_risk(curves[name]):.4f}")
     title = f"{args.split}: {len(records)} answers, {100 * sum(corrects) / len(corrects):.1f}% right"
-    save_figure(coverage_figure(curves, corrects, title), png_path(args, "coverage"), show)
+    save_figure(coverage_figure(curves, corrects, title), png_path(args, "coverage", __file__), show)
     return 0
 
 

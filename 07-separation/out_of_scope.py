@@ -2,7 +2,7 @@
 
     python3 07-separation/out_of_scope.py               # CLINC150: fit on calib, report on test
     python3 07-separation/out_of_scope.py --split calib
-    python3 07-separation/out_of_scope.py --results results/clinc150-test.jsonl --calib results/clinc150-calib.jsonl
+    python3 07-separation/out_of_scope.py --results my-clinc150-test.jsonl --calib my-clinc150-calib.jsonl
 
 CLINC150's test split has 4,500 messages of its 150 intents and 1,000 that
 fit none of them (out of scope). Our CLINC150 grammar has one code for them,

@@ -2,8 +2,8 @@
 
     python3 07-separation/separation.py                 # fit on calib, report on test: raw, temperature, isotonic
     python3 07-separation/separation.py --split calib
-    python3 07-separation/separation.py --results results/banking77-test.jsonl \\
-        --calib results/banking77-calib.jsonl
+    python3 07-separation/separation.py --results my-test-run.jsonl \\
+        --calib my-calib-run.jsonl
 
 Calibration (posts 04-06) asks whether a confidence of 0.7 is right 70% of
 the time. Separation asks something else: if we keep only the answers above a

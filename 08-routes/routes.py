@@ -2,7 +2,7 @@
 
     python3 08-routes/routes.py                      # fit on calib, route the reference test split
     python3 08-routes/routes.py --target 0.80        # a precision the 1.5B model can reach
-    python3 08-routes/routes.py --results results/banking77-test.jsonl --calib results/banking77-calib.jsonl
+    python3 08-routes/routes.py --results my-test-run.jsonl --calib my-calib-run.jsonl
     python3 08-routes/routes.py --dataset clinc150   # its out-of-scope code K-A always hands over
 
 A confidence is only worth something when a program does something different

@@ -28,6 +28,7 @@ TEST_URL = BASE_URL + "test.csv"
 TEST_SHA256 = "d12d6e3bc4c3103966ae786dc435913c0c563dfa328f5a3646d0e62cfeeb474d"
 FILES = {"train": (TRAIN_URL, TRAIN_SHA256), "test": (TEST_URL, TEST_SHA256)}
 N_INTENTS = 77
+TEST_SIZE = 3080  # messages in the official test.csv (its sha256 is pinned above)
 LABELS_FILE = Path(__file__).with_name("banking77.json")
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
@@ -222,6 +223,20 @@ def load_split(name: str, labels: LabelSet | None = None) -> list[Message]:
     labels = labels or load_labels()
     train = load_rows("train")
     return [train[row] for row in labels.calibration_rows]
+
+
+def split_size(name: str, labels: LabelSet | None = None) -> int:
+    """How many messages load_split(name) gives, without reading the data files.
+
+    ``test``: 3,080; ``calib``: the calibration rows of the label file (770).
+    Lets a reader of results files tell a complete run from a partial one
+    offline. Raises ValueError for another name.
+    """
+    if name == "test":
+        return TEST_SIZE
+    if name == "calib":
+        return len((labels or load_labels()).calibration_rows)
+    raise ValueError(f"split must be 'test' or 'calib', not {name!r}.")
 
 
 def spread(messages: list[Message]) -> list[Message]:

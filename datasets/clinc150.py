@@ -37,6 +37,8 @@ N_INTENTS = 151  # 150 in-scope intents and "oos"
 LABELS_FILE = Path(__file__).with_name("clinc150.json")
 CALIB_SPLIT = "val"          # in-scope calibration rows are rows of this split...
 CALIB_OOS_SPLIT = "oos_val"  # ...and every row of this one is added
+# Sizes of the lists of data_full.json (its sha256 is pinned above) that the evaluation splits use.
+SIZES = {"test": 4500, "oos_test": 1000, CALIB_OOS_SPLIT: 100}
 
 
 def load_rows(split: str) -> list[Message]:
@@ -106,6 +108,19 @@ def check_labels(labels: LabelSet) -> None:
     if len(set(counts.values())) != 1:
         uneven = {name: n for name, n in counts.items() if n != len(rows) // len(counts)}
         raise ValueError(f"calibration rows are uneven across intents: {uneven}.")
+
+
+def split_size(name: str, labels: LabelSet | None = None) -> int:
+    """How many messages load_split(name) gives, without reading data_full.json.
+
+    ``test``: 5,500; ``calib``: the calibration rows of the label file plus
+    the 100 ``oos_val`` messages (850). Raises ValueError for another name.
+    """
+    if name == "test":
+        return SIZES["test"] + SIZES["oos_test"]
+    if name == "calib":
+        return len((labels or load_labels()).calibration_rows) + SIZES[CALIB_OOS_SPLIT]
+    raise ValueError(f"split must be 'calib' or 'test', not {name!r}.")
 
 
 def load_split(name: str, labels: LabelSet | None = None) -> list[Message]:

@@ -201,8 +201,9 @@ def test_default_png_names_carry_the_dataset_except_for_banking77(tmp_path):
     from argparse import Namespace
 
     from plot import png_path
-    from results_file import RESULTS
-    assert png_path(Namespace(png=None, dataset="banking77", split="test"), "coverage") == RESULTS / "coverage-test.png"
-    assert (png_path(Namespace(png=None, dataset="clinc150", split="calib"), "coverage")
-            == RESULTS / "coverage-clinc150-calib.png")
-    assert png_path(Namespace(png=tmp_path / "mine.png", dataset="clinc150", split="test"), "x") == tmp_path / "mine.png"
+    script = ROOT / "07-separation" / "coverage_plot.py"
+    folder = ROOT / "07-separation" / "results"
+    assert png_path(Namespace(png=None, dataset="banking77", split="test"), "coverage", script) == folder / "coverage-test.png"
+    assert (png_path(Namespace(png=None, dataset="clinc150", split="calib"), "coverage", script)
+            == folder / "coverage-clinc150-calib.png")
+    assert png_path(Namespace(png=tmp_path / "mine.png", dataset="clinc150", split="test"), "x", script) == tmp_path / "mine.png"

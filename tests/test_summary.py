@@ -94,10 +94,64 @@ def test_a_missing_own_file_names_the_command_with_out(tmp_path):
     assert f"run.py --split test --out {tmp_path / 'mine.jsonl'}" in result.stderr
 
 
-def test_a_missing_reference_file_says_where_run_py_writes_and_how_to_read_it(tmp_path, monkeypatch):
+def test_a_missing_reference_file_names_the_run_py_command_that_writes_one(tmp_path, monkeypatch):
     import summary
-    monkeypatch.setattr(summary, "REFERENCE", tmp_path)
+    monkeypatch.setattr(summary, "REFERENCE", tmp_path / "reference")
+    monkeypatch.setattr(summary, "OWN_RESULTS", tmp_path / "own")
     with pytest.raises(FileNotFoundError) as missing:
         summary.load_results("test", dataset="clinc150")
     assert str(missing.value).endswith("write it with: python3 03-where-confidence-comes-from/run.py --dataset clinc150 "
-                                       "--split test, then pass --results results/clinc150-test.jsonl")
+                                       "--split test")
+
+
+def write_lines(path, count):
+    """A results file of `count` lines copied from the reference calib file (enough for the loader)."""
+    import summary
+    source = (summary.REFERENCE / "banking77-calib.jsonl").read_text().splitlines(keepends=True)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(source[:count]))
+    return path
+
+
+def test_scripts_read_the_reference_when_the_reader_has_no_run_and_say_so(tmp_path, monkeypatch):
+    import summary
+    monkeypatch.setattr(summary, "OWN_RESULTS", tmp_path / "own")
+    path, records = summary.load_results("calib")
+    assert path == summary.REFERENCE / "banking77-calib.jsonl" and len(records) == 770
+    assert summary.describe(path, records).endswith(
+        f"(the committed reference run; no run of yours at {tmp_path / 'own' / 'banking77-calib.jsonl'})")
+
+
+def test_a_partial_own_run_is_named_with_its_count_and_not_mixed_with_the_reference(tmp_path, monkeypatch):
+    import summary
+    monkeypatch.setattr(summary, "OWN_RESULTS", tmp_path / "own")
+    write_lines(tmp_path / "own" / "banking77-calib.jsonl", 120)
+    path, records = summary.load_results("calib")
+    assert path == summary.REFERENCE / "banking77-calib.jsonl" and len(records) == 770
+    assert "has 120 of 770 messages (finish it with: python3 03-where-confidence-comes-from/run.py --split calib)" \
+        in summary.describe(path, records)
+
+
+def test_a_complete_own_run_is_read_instead_of_the_reference(tmp_path, monkeypatch):
+    import summary
+    monkeypatch.setattr(summary, "OWN_RESULTS", tmp_path / "own")
+    own = write_lines(tmp_path / "own" / "banking77-calib.jsonl", 770)
+    path, records = summary.load_results("calib")
+    assert path == own and len(records) == 770
+    assert summary.describe(path, records).endswith("(your own run, all 770 messages)")
+
+
+def test_a_file_given_with_results_is_read_as_given(tmp_path, monkeypatch):
+    import summary
+    given = write_lines(tmp_path / "mine.jsonl", 5)
+    path, records = summary.load_results("test", given)
+    assert path == given and len(records) == 5
+    assert summary.describe(path, records).endswith("(given on the command line)")
+
+
+def test_split_sizes_match_the_splits_the_loaders_give():
+    import banking77
+    import clinc150
+    for module in (banking77, clinc150):
+        for split in ("calib", "test"):
+            assert module.split_size(split) == len(module.load_split(split)), (module.__name__, split)
