@@ -95,7 +95,7 @@ def test_unknown_argument_exits_2_with_one_line_on_stderr(script, sandbox):
 # --- --dry-run runs nothing --------------------------------------------------
 
 @pytest.mark.parametrize("script", SCRIPTS)
-def test_dry_run_exits_0_and_runs_no_docker_git_or_curl(script, sandbox):
+def test_dry_run_exits_0_and_runs_no_docker_git_uvx_or_curl(script, sandbox):
     result = run(script, "--dry-run", env=sandbox["env"])
     assert result.returncode == 0, result.stderr
     assert not sandbox["marker"].exists(), sandbox["marker"].read_text()
