@@ -15,6 +15,7 @@ sys.path.insert(0, str(ROOT))
 import series  # noqa: E402,F401  (puts the post folders on sys.path)
 from datafiles import DATA_ENV  # noqa: E402
 from llama_http import Client, ServerLoading, ServerUnreachable  # noqa: E402
+from script_sandbox import FakePath  # noqa: E402
 
 # Tests read the offline mirror next to the repository (as in CI) unless the
 # caller points elsewhere; without one, the loaders download (as run_tests.py does).
@@ -41,6 +42,12 @@ def venv_tool():
                         "which installs the test extra of pyproject.toml", pytrace=False)
         return str(path)
     return tool
+
+
+@pytest.fixture
+def fake_path(tmp_path):
+    """A FakePath (script_sandbox.py) in this test's tmp_path."""
+    return FakePath(tmp_path)
 
 
 @pytest.fixture(scope="session")

@@ -3,66 +3,37 @@
 The scripts target a GB10 box with Docker and a GPU, which this machine does
 not have, so they are never really run here. What is checked: shellcheck has
 nothing to say, --help and bad arguments behave, and --dry-run prints the
-commands it would run without running any of them. For that, PATH points to a
-folder of fake `docker`, `git` and `curl` that leave a marker file when
-called, followed by the folders of the real bash and coreutils.
+commands it would run without running any of them. For that, PATH holds fake
+`docker`, `git`, `curl` and `uvx` that leave a marker file when called, and
+links to the real bash and coreutils (the `fake_path` fixture of conftest.py).
 """
 import hashlib
-import os
-import shutil
-import stat
 import subprocess
 from pathlib import Path
 
 import pytest
+from script_sandbox import PIN_8B, PIN_27B, file_url, run_script, shellcheck
 
 ROOT = Path(__file__).resolve().parents[1]
 GB10 = ROOT / "00-setup" / "gb10"
 SCRIPTS = ["build-server.sh", "download-model.sh", "start-server.sh"]
-FAKE_TOOLS = ["docker", "git", "curl"]
-
+SOURCED = ["lib.sh", "models.sh"]
+FAKE_TOOLS = ["docker", "git", "curl", "uvx"]
 
 @pytest.fixture
-def sandbox(tmp_path):
-    """A PATH whose docker/git/curl are fakes that record being called."""
-    fake_bin = tmp_path / "fake-bin"
-    fake_bin.mkdir()
-    marker = tmp_path / "fake-tool-was-called"
+def sandbox(fake_path):
+    """A PATH whose docker/git/curl/uvx are fakes that record being called."""
     for name in FAKE_TOOLS:
-        tool = fake_bin / name
-        tool.write_text(
-            "#!/bin/sh\n"
-            f"echo \"{name} $*\" >> '{marker}'\n"
-            "exit 1\n"
-        )
-        tool.chmod(tool.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
-    real_dirs = []
-    for name in ["bash", "env", "basename", "dirname", "sha256sum", "mkdir", "mv", "cat"]:
-        found = shutil.which(name)
-        assert found, f"{name} is needed on PATH to run these tests"
-        folder = str(Path(found).parent)
-        if folder not in real_dirs:
-            real_dirs.append(folder)
-    env = {
-        "PATH": os.pathsep.join([str(fake_bin), *real_dirs]),
-        "HOME": str(tmp_path / "home"),
-        "LANG": "C",
-        # Keep the scripts' local output out of the work tree.
-        "GB10_MODELS_DIR": str(tmp_path / "models"),
-        "GB10_SRC_DIR": str(tmp_path / "build" / "llama.cpp-prism"),
-    }
-    return {"env": env, "marker": marker, "tmp": tmp_path}
+        fake_path.fake(name)
+    env = dict(fake_path.env)
+    # Keep the scripts' local output out of the work tree.
+    env["GB10_MODELS_DIR"] = str(fake_path.tmp / "models")
+    env["GB10_SRC_DIR"] = str(fake_path.tmp / "build" / "llama.cpp-prism")
+    return {"env": env, "marker": fake_path.calls, "tmp": fake_path.tmp}
 
 
 def run(script, *args, env):
-    return subprocess.run(
-        ["bash", str(GB10 / script), *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        stdin=subprocess.DEVNULL,
-    )
+    return run_script(GB10 / script, *args, env=env)
 
 
 def with_env(sandbox, **extra):
@@ -73,16 +44,9 @@ def with_env(sandbox, **extra):
 
 # --- shellcheck --------------------------------------------------------------
 
-@pytest.mark.parametrize("script", SCRIPTS)
+@pytest.mark.parametrize("script", SCRIPTS + SOURCED)
 def test_script_passes_shellcheck_without_warnings(script, venv_tool):
-    shellcheck = venv_tool("shellcheck")
-    result = subprocess.run(
-        [shellcheck, "--external-sources", "--severity=style", str(GB10 / script)],  # -x: follow lib.sh
-        cwd=GB10,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    result = shellcheck(venv_tool("shellcheck"), GB10 / script)
     assert result.returncode == 0, result.stdout + result.stderr
 
 
@@ -131,7 +95,7 @@ def test_unknown_argument_exits_2_with_one_line_on_stderr(script, sandbox):
 # --- --dry-run runs nothing --------------------------------------------------
 
 @pytest.mark.parametrize("script", SCRIPTS)
-def test_dry_run_exits_0_and_runs_no_docker_git_or_curl(script, sandbox):
+def test_dry_run_exits_0_and_runs_no_docker_git_uvx_or_curl(script, sandbox):
     result = run(script, "--dry-run", env=sandbox["env"])
     assert result.returncode == 0, result.stderr
     assert not sandbox["marker"].exists(), sandbox["marker"].read_text()
@@ -183,16 +147,34 @@ def test_build_ignores_generic_names_from_the_environment(sandbox):
     assert "CUDA_DOCKER_ARCH=121" in result.stdout
 
 
-def test_download_dry_run_prints_the_pinned_curl_and_sha256sum_check(sandbox):
+def test_download_dry_run_prints_the_pinned_27b_hf_download_and_sha256sum_check(sandbox):
     result = run("download-model.sh", "--dry-run", env=sandbox["env"])
     out = result.stdout
     assert result.returncode == 0, result.stderr
-    assert "+ curl --fail --location" in out
-    assert ("https://huggingface.co/prism-ml/Ternary-Bonsai-8B-gguf/resolve/"
-            "c2aefbeb4b24469cd11579c3384b990404c17a30/"
-            "Ternary-Bonsai-8B-Q2_0_g64.gguf") in out
-    assert "+ sha256sum -c" in out
-    assert "e17b298d84ee78797916ae5c2ecc8211469cc65cccfe3080cd9a9bb503fbc55e" in out
+    models = sandbox["tmp"] / "models"
+    assert (f"+ uvx --from huggingface_hub==2.4.0 hf download {PIN_27B['repo']} {PIN_27B['file']}"
+            f" --revision {PIN_27B['revision']} --local-dir {models}") in out
+    assert file_url(PIN_27B) in out
+    assert f"+ sha256sum -c - <<<{PIN_27B['sha256']}" in out
+    assert "curl" not in out
+
+
+def test_download_8b_option_selects_the_pinned_8b_pair(sandbox):
+    env = with_env(sandbox, GB10_MODEL="8b")
+    result = run("download-model.sh", "--dry-run", env=env)
+    out = result.stdout
+    assert result.returncode == 0, result.stderr
+    assert f"hf download {PIN_8B['repo']} {PIN_8B['file']} --revision {PIN_8B['revision']}" in out
+    assert file_url(PIN_8B) in out
+    assert f"sha256sum -c - <<<{PIN_8B['sha256']}" in out
+    assert PIN_27B["file"] not in out
+
+
+def test_download_refuses_an_unknown_model_choice(sandbox):
+    env = with_env(sandbox, GB10_MODEL="70b")
+    result = run("download-model.sh", "--dry-run", env=env)
+    assert result.returncode == 1
+    assert "GB10_MODEL='70b' is not one of: 27b 8b" in result.stderr
 
 
 def test_download_refuses_when_the_checksum_is_unset(sandbox):
@@ -210,12 +192,24 @@ def test_download_refuses_a_malformed_checksum(sandbox):
     assert "64 lowercase hex" in result.stderr
 
 
-def test_download_refuses_a_new_url_without_its_checksum(sandbox):
-    env = with_env(sandbox, GB10_MODEL_URL="https://example.invalid/other.gguf")
+@pytest.mark.parametrize("setting, value", [
+    ("GB10_MODEL_FILE", "Ternary-Bonsai-2-27B-PTQ1_0.gguf"),
+    ("GB10_MODEL_REVISION", "0" * 40),
+    ("GB10_MODEL_REPO", "someone/else-gguf"),
+])
+def test_download_refuses_a_new_file_without_its_checksum(sandbox, setting, value):
+    env = with_env(sandbox, **{setting: value})
     result = run("download-model.sh", "--dry-run", env=env)
     assert result.returncode == 1
-    assert "GB10_MODEL_SHA256" in result.stderr
+    assert "set GB10_MODEL_SHA256" in result.stderr
     assert not sandbox["marker"].exists()
+
+
+def test_download_refuses_a_revision_that_is_not_a_commit(sandbox):
+    env = with_env(sandbox, GB10_MODEL_REVISION="main", GB10_MODEL_SHA256="a" * 64)
+    result = run("download-model.sh", "--dry-run", env=env)
+    assert result.returncode == 1
+    assert "40-character commit" in result.stderr
 
 
 def test_download_uses_hf_token_without_printing_it(sandbox):
@@ -223,7 +217,8 @@ def test_download_uses_hf_token_without_printing_it(sandbox):
     env = with_env(sandbox, HF_TOKEN=secret)
     result = run("download-model.sh", "--dry-run", env=env)
     assert result.returncode == 0, result.stderr
-    assert "--header @-" in result.stdout
+    assert "HF_TOKEN is set" in result.stdout
+    assert "--token" not in result.stdout
     assert secret not in result.stdout
     assert secret not in result.stderr
 
@@ -239,30 +234,60 @@ def write_model(sandbox, content):
 def test_download_accepts_an_existing_file_that_matches_with_sha256sum(sandbox):
     content = b"not really a model\n"
     name = write_model(sandbox, content)
-    env = with_env(
-        sandbox,
-        GB10_MODEL_URL=f"https://example.invalid/{name}",
-        GB10_MODEL_SHA256=hashlib.sha256(content).hexdigest(),
-    )
+    env = with_env(sandbox, GB10_MODEL_FILE=name, GB10_MODEL_SHA256=hashlib.sha256(content).hexdigest())
     result = run("download-model.sh", env=env)
     assert result.returncode == 0, result.stderr
     assert f"{name}: OK" in result.stdout  # sha256sum -c really ran
     assert "verified" in result.stdout
-    assert not sandbox["marker"].exists()  # no curl needed
+    assert not sandbox["marker"].exists()  # no download needed
 
 
 def test_download_refuses_an_existing_file_that_does_not_match(sandbox):
     name = write_model(sandbox, b"tampered\n")
-    env = with_env(
-        sandbox,
-        GB10_MODEL_URL=f"https://example.invalid/{name}",
-        GB10_MODEL_SHA256=hashlib.sha256(b"the real thing\n").hexdigest(),
-    )
+    env = with_env(sandbox, GB10_MODEL_FILE=name,
+                   GB10_MODEL_SHA256=hashlib.sha256(b"the real thing\n").hexdigest())
     result = run("download-model.sh", env=env)
     assert result.returncode == 1
     assert "FAILED" in result.stdout + result.stderr
     assert "does not match" in result.stderr
     assert not sandbox["marker"].exists()
+
+
+# A fake uvx that does what `uvx ... hf download REPO FILE --revision R --local-dir DIR`
+# does: it writes DIR/FILE. It also notes whether HF_TOKEN reached it.
+FAKE_HF_DOWNLOAD = """\
+[ -n "$HF_TOKEN" ] && echo "uvx saw HF_TOKEN" >> "$(dirname "$0")/../calls"
+printf '%s' "$FAKE_CONTENT" > "${10}/$6"
+"""
+
+
+def test_download_runs_hf_download_then_checks_the_file(sandbox, fake_path):
+    fake_path.fake("uvx", FAKE_HF_DOWNLOAD)
+    content = "a downloaded model"
+    secret = "hf_secretvalue_do_not_print_1234"
+    env = with_env(sandbox, GB10_MODEL_FILE="tiny.gguf", FAKE_CONTENT=content, HF_TOKEN=secret,
+                   GB10_MODEL_SHA256=hashlib.sha256(content.encode()).hexdigest())
+    result = run("download-model.sh", env=env)
+    assert result.returncode == 0, result.stderr
+    assert "tiny.gguf: OK" in result.stdout
+    calls = fake_path.called()
+    assert calls[0].startswith("uvx --from huggingface_hub==2.4.0 hf download "
+                               f"{PIN_27B['repo']} tiny.gguf --revision {PIN_27B['revision']}")
+    assert "uvx saw HF_TOKEN" in calls  # hf gets the token from the environment...
+    assert not any(secret in line for line in calls)  # ...never on its command line
+    assert secret not in result.stdout + result.stderr
+
+
+def test_download_sets_a_mismatching_download_aside_and_fails(sandbox, fake_path):
+    fake_path.fake("uvx", FAKE_HF_DOWNLOAD)
+    env = with_env(sandbox, GB10_MODEL_FILE="tiny.gguf", FAKE_CONTENT="not what was pinned",
+                   GB10_MODEL_SHA256=hashlib.sha256(b"the pinned bytes").hexdigest())
+    result = run("download-model.sh", env=env)
+    assert result.returncode == 1
+    assert "checksum mismatch" in result.stderr
+    models = sandbox["tmp"] / "models"
+    assert not (models / "tiny.gguf").exists()  # start-server.sh cannot pick it up
+    assert (models / "tiny.gguf.bad").exists()
 
 
 def test_start_dry_run_publishes_the_port_on_127_0_0_1_only(sandbox):
@@ -282,7 +307,7 @@ def test_start_dry_run_runs_llama_server_as_the_series_needs(sandbox):
     docker_run = next(line for line in out.splitlines() if line.startswith("+ docker run "))
     assert "--gpus all" in docker_run
     assert f"{sandbox['tmp'] / 'models'}:/models:ro" in docker_run
-    assert "--model /models/Ternary-Bonsai-8B-Q2_0_g64.gguf" in docker_run
+    assert f"--model /models/{PIN_27B['file']} --alias {PIN_27B['alias']}" in docker_run
     assert "--host 0.0.0.0 --port 8080" in docker_run
     assert "-c 16384" in docker_run
     assert "-ngl 99" in docker_run
@@ -291,7 +316,14 @@ def test_start_dry_run_runs_llama_server_as_the_series_needs(sandbox):
     assert docker_run.rstrip().endswith("--reasoning off")
     assert "http://127.0.0.1:8080/health" in out
     assert "at most 300s" in out
-    assert "Ternary-Bonsai-8B-Q2_0_g64.gguf" in out
+    assert PIN_27B["file"] in out
+
+
+def test_start_8b_option_serves_the_8b_file_under_its_alias(sandbox):
+    env = with_env(sandbox, GB10_MODEL="8b")
+    result = run("start-server.sh", "--dry-run", env=env)
+    assert result.returncode == 0, result.stderr
+    assert f"--model /models/{PIN_8B['file']} --alias {PIN_8B['alias']}" in result.stdout
 
 
 def test_start_dry_run_keeps_loopback_when_the_port_changes(sandbox):

@@ -14,9 +14,17 @@ SCRIPT_NAME="$(basename "${BASH_SOURCE[0]}")"
 SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 
 # --- Pinned source ----------------------------------------------------------
-# PrismML's llama.cpp fork adds the ternary (Q2_0 g64 / PQ2_0) kernels the
-# Ternary Bonsai models need. The ref is a release tag; the commit is what
-# that tag must resolve to, checked after checkout.
+# PrismML's llama.cpp fork adds what the Ternary Bonsai models need: the PQ2_0
+# and PTQ1_0 ternary types (ggml types 142 and 143), the group-64 Q2_0 kernels,
+# and the Hadamard transforms and sign flips of Ternary Bonsai 2 27B's rotated
+# basis. The ref is a release tag; the commit is what that tag must resolve to,
+# checked after checkout.
+# This release loads both pinned models (models.sh). PrismML's own support
+# table audits CUDA at this tag with PQ2_0 and the Hadamard path implemented:
+#   https://github.com/PrismML-Eng/Bonsai-demo/blob/main/BACKEND-SUPPORT.md
+# and the GB10 benchmark of Ternary-Bonsai-2-27B-PQ2_0.gguf in PrismML's demo
+# repository ran an earlier fork build (10687, 5d80cff0b):
+#   https://github.com/PrismML-Eng/Bonsai-demo/blob/main/community-benchmarks/ternary-bonsai/cuda-gb10-bonsai2-27b-linux.md
 DEFAULT_LLAMA_REF="prism-b10709-9a9394a"
 DEFAULT_LLAMA_COMMIT="9a9394a895b96003ca842a6041cb28ac49a108f7"
 LLAMA_REPO_URL="${GB10_LLAMA_REPO_URL:-https://github.com/PrismML-Eng/llama.cpp.git}"

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# download-model.sh: download the Ternary Bonsai GGUF (a Qwen3-8B-based
-# ternary-weight model from PrismML) from a pinned Hugging Face URL into a
-# models folder, and verify its sha256 with `sha256sum -c` before it is used.
-# It refuses to go on when the checksum is unset or does not match.
+# download-model.sh: download the pinned Ternary Bonsai GGUF (by default
+# Ternary Bonsai 2 27B, the series' model) into a models folder with the
+# Hugging Face CLI run by uv (`uvx --from huggingface_hub hf download`), pinned
+# to a repository revision, and verify its sha256 with `sha256sum -c` before it
+# is used. It refuses to go on when the checksum is unset or does not match.
 #
 # This is the GB10 reference path. It has NOT been run or tested on the
-# machine this repository is developed on (no internet there beyond package
-# registries); only shellcheck and --dry-run are checked.
+# machine this repository is developed on (no Hugging Face access there);
+# only shellcheck and --dry-run are checked.
 #
 # Run `download-model.sh --help` for the settings and their defaults.
 set -euo pipefail
@@ -14,21 +15,13 @@ set -euo pipefail
 SCRIPT_NAME="$(basename "${BASH_SOURCE[0]}")"
 SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 
-# --- Pinned model -----------------------------------------------------------
-# prism-ml/Ternary-Bonsai-8B-gguf at a fixed repository revision. The file is
-# the official group-64 Q2_0 packing, which the PrismML fork (prism-v7 and
-# later, including the ref build-server.sh pins) and mainline llama.cpp both
-# load. The checksum is the Git LFS sha256 of that file at that revision.
-DEFAULT_MODEL_URL="https://huggingface.co/prism-ml/Ternary-Bonsai-8B-gguf/resolve/c2aefbeb4b24469cd11579c3384b990404c17a30/Ternary-Bonsai-8B-Q2_0_g64.gguf"
-DEFAULT_MODEL_SHA256="e17b298d84ee78797916ae5c2ecc8211469cc65cccfe3080cd9a9bb503fbc55e"
-MODEL_URL="${GB10_MODEL_URL:-$DEFAULT_MODEL_URL}"
-# `-` not `:-`: setting GB10_MODEL_SHA256 to an empty value unsets the
-# checksum, and the script then refuses to run.
-MODEL_SHA256="${GB10_MODEL_SHA256-$DEFAULT_MODEL_SHA256}"
-MODELS_DIR="${GB10_MODELS_DIR:-$SCRIPT_DIR/models}"
-# Optional. The pinned repository is public; a token only helps with rate
-# limits. It is sent in a header read from stdin and never printed.
-HF_TOKEN="${HF_TOKEN:-}"
+# shellcheck source=SCRIPTDIR/lib.sh
+source "$SCRIPT_DIR/lib.sh"
+# shellcheck source=SCRIPTDIR/models.sh
+source "$SCRIPT_DIR/models.sh"
+
+# The Hugging Face CLI, pinned; uvx fetches it from PyPI into its own cache.
+HF_HUB="${GB10_HF_HUB:-huggingface_hub==2.4.0}"
 
 DRY_RUN=0
 
@@ -36,34 +29,35 @@ usage() {
     cat <<EOF
 Usage: $SCRIPT_NAME [--dry-run] [--help]
 
-Download the Ternary Bonsai GGUF into a models folder and verify it with
-sha256sum -c. GB10 reference path: not run or tested on the development
-machine.
+Download the pinned Ternary Bonsai GGUF into a models folder with
+'uvx --from $HF_HUB hf download', and verify it with sha256sum -c.
+GB10 reference path: not run or tested on the development machine.
 
 Options:
-  --dry-run   print every command (curl, sha256sum) without running any; exit 0
+  --dry-run   print every command (uvx, sha256sum) without running any; exit 0
   --help      show this help and exit
 
 Settings (environment variables, default in brackets):
-  GB10_MODEL_URL     URL of the GGUF, pinned to a repository revision
-                     [$DEFAULT_MODEL_URL]
-  GB10_MODEL_SHA256  expected sha256 of that file
-                     [$DEFAULT_MODEL_SHA256]
-                     Required. Set it again whenever GB10_MODEL_URL is
-                     changed; an empty value makes the script refuse to run.
-  GB10_MODELS_DIR    where the model is stored [00-setup/gb10/models]
-  HF_TOKEN           optional Hugging Face token; used, never printed
+  GB10_MODEL           which pin [27b]; 8b suits a GPU with less memory:
+$(model_choices_help "                         ")
+  GB10_MODEL_REPO      Hugging Face repository [of the pin]
+  GB10_MODEL_REVISION  repository revision, a commit [of the pin]
+  GB10_MODEL_FILE      GGUF file in the repository [of the pin]
+  GB10_MODEL_SHA256    expected sha256 of that file [of the pin]
+                       Required. Set it again whenever the repository,
+                       revision or file is changed; an empty value makes the
+                       script refuse to run.
+  GB10_MODELS_DIR      where the model is stored [00-setup/gb10/models]
+  GB10_HF_HUB          the package uvx runs hf from [huggingface_hub==2.4.0]
+  HF_TOKEN             optional Hugging Face token; read by hf, never printed
 
-The file name is the last part of the URL. start-server.sh reads the same
-GB10_MODELS_DIR, and GB10_MODEL_FILE for the file name.
+Needs uv (https://docs.astral.sh/uv/) for uvx, and sha256sum. start-server.sh
+reads the same GB10_MODEL, GB10_MODELS_DIR and GB10_MODEL_FILE.
 
 Exit status: 0 verified, 1 a setting, the download or the checksum failed,
 2 bad arguments.
 EOF
 }
-
-# shellcheck source=SCRIPTDIR/lib.sh
-source "$SCRIPT_DIR/lib.sh"
 
 # sha256sum -c on one file, the checksum line given on stdin.
 verify() {
@@ -77,25 +71,49 @@ verify() {
 
 parse_args "$@"
 
+# --- The model --------------------------------------------------------------
+# GB10_MODEL picks a pin from models.sh (27b, or 8b for a smaller GPU). Each
+# part can be replaced; a replaced repository, revision or file needs its own
+# GB10_MODEL_SHA256.
+select_model
+MODEL_REPO="${GB10_MODEL_REPO:-$PIN_REPO}"
+MODEL_REVISION="${GB10_MODEL_REVISION:-$PIN_REVISION}"
+MODEL_FILE="${GB10_MODEL_FILE:-$PIN_FILE}"
+# `-` not `:-`: setting GB10_MODEL_SHA256 to an empty value unsets the
+# checksum, and the script then refuses to run.
+MODEL_SHA256="${GB10_MODEL_SHA256-$PIN_SHA256}"
+MODELS_DIR="${GB10_MODELS_DIR:-$SCRIPT_DIR/models}"
+# Optional. The pinned repositories are public; a token only helps with rate
+# limits. hf reads it from the environment: it is never on a command line and
+# never printed.
+HF_TOKEN="${HF_TOKEN:-}"
+
 # --- Check the settings -----------------------------------------------------
 [ -n "$MODEL_SHA256" ] \
-    || die "GB10_MODEL_SHA256 is empty: set it to the published sha256 of the file at GB10_MODEL_URL; refusing to download an unverifiable model"
+    || die "GB10_MODEL_SHA256 is empty: set it to the published sha256 of $MODEL_FILE; refusing to download an unverifiable model"
 [[ "$MODEL_SHA256" =~ ^[0-9a-f]{64}$ ]] \
     || die "GB10_MODEL_SHA256 must be 64 lowercase hex characters, got '$MODEL_SHA256'"
-if [ "$MODEL_URL" != "$DEFAULT_MODEL_URL" ] && [ "$MODEL_SHA256" = "$DEFAULT_MODEL_SHA256" ]; then
-    die "GB10_MODEL_URL was changed: set GB10_MODEL_SHA256 to the sha256 of that file too"
+if [ "$MODEL_REPO/$MODEL_REVISION/$MODEL_FILE" != "$PIN_REPO/$PIN_REVISION/$PIN_FILE" ] \
+    && [ "$MODEL_SHA256" = "$PIN_SHA256" ]; then
+    die "the repository, revision or file was changed: set GB10_MODEL_SHA256 to the sha256 of that file too"
 fi
-[[ "$MODEL_URL" =~ ^https://[^[:space:]]+/[^/[:space:]]+\.gguf$ ]] \
-    || die "GB10_MODEL_URL must be an https URL ending in a .gguf file name, got '$MODEL_URL'"
+[[ "$MODEL_REPO" =~ ^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$ ]] \
+    || die "GB10_MODEL_REPO='$MODEL_REPO' is not a Hugging Face repository name such as owner/name"
+[[ "$MODEL_REVISION" =~ ^[0-9a-f]{40}$ ]] \
+    || die "GB10_MODEL_REVISION='$MODEL_REVISION' is not a full 40-character commit hash"
+[[ "$MODEL_FILE" =~ ^[^/]+\.gguf$ ]] \
+    || die "GB10_MODEL_FILE='$MODEL_FILE' must be a .gguf file name (no folders)"
 
-MODEL_FILE="${MODEL_URL##*/}"
 TARGET="$MODELS_DIR/$MODEL_FILE"
-PARTIAL="$TARGET.part"
+echo "model: $MODEL_REPO@$MODEL_REVISION $MODEL_FILE"
+echo "  from $(hf_file_url "$MODEL_REPO" "$MODEL_REVISION" "$MODEL_FILE")"
+echo "  sha256 $MODEL_SHA256"
 
 if [ "$DRY_RUN" -eq 1 ]; then
     echo "# dry run: nothing below is executed"
 else
-    command -v curl >/dev/null 2>&1 || die "curl is not installed"
+    command -v uvx >/dev/null 2>&1 \
+        || die "uvx is not installed; install uv (https://docs.astral.sh/uv/getting-started/installation/)"
     command -v sha256sum >/dev/null 2>&1 || die "sha256sum is not installed"
 fi
 
@@ -112,30 +130,23 @@ if [ -e "$TARGET" ]; then
     die "$TARGET does not match GB10_MODEL_SHA256; move it away or delete it, then run again"
 fi
 
-# --- Download to a .part file, verify, then move into place ------------------
+# --- Download, then verify --------------------------------------------------
+# hf writes into <models>/.cache/huggingface/ while it downloads and moves the
+# finished file to <models>/<file>; a second run resumes an interrupted one.
 run mkdir -p "$MODELS_DIR"
-curl_args=(--fail --location --retry 3 --continue-at - --output "$PARTIAL")
 if [ -n "$HF_TOKEN" ]; then
-    # The header line (with the token) goes to curl on stdin, so it shows up
-    # neither in this output nor in the process list.
-    show curl "${curl_args[@]}" --header @- "$MODEL_URL"
-    echo "# (Authorization header read from stdin; HF_TOKEN not shown)"
-    if [ "$DRY_RUN" -eq 0 ]; then
-        printf 'Authorization: Bearer %s\n' "$HF_TOKEN" \
-            | curl "${curl_args[@]}" --header @- "$MODEL_URL" \
-            || die "download failed: $MODEL_URL"
-    fi
-else
-    run curl "${curl_args[@]}" "$MODEL_URL" || die "download failed: $MODEL_URL"
+    echo "# (HF_TOKEN is set: hf reads it from the environment; not shown)"
 fi
+run uvx --from "$HF_HUB" hf download "$MODEL_REPO" "$MODEL_FILE" \
+    --revision "$MODEL_REVISION" --local-dir "$MODELS_DIR" \
+    || die "download failed: $MODEL_REPO@$MODEL_REVISION $MODEL_FILE"
 
-if ! verify "$PARTIAL"; then
+if ! verify "$TARGET"; then
     if [ "$DRY_RUN" -eq 0 ]; then
-        mv -f -- "$PARTIAL" "$PARTIAL.bad"
+        mv -f -- "$TARGET" "$TARGET.bad"
     fi
-    die "checksum mismatch for $MODEL_FILE (kept as $PARTIAL.bad for inspection); refusing to continue"
+    die "checksum mismatch for $MODEL_FILE (kept as $TARGET.bad for inspection); refusing to continue"
 fi
-run mv -f -- "$PARTIAL" "$TARGET"
 
 if [ "$DRY_RUN" -eq 1 ]; then
     echo "# dry run done: would have stored and verified $TARGET"

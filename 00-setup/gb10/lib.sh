@@ -1,5 +1,6 @@
 # shellcheck shell=bash
-# lib.sh: helpers shared by the three GB10 scripts (sourced, not run).
+# lib.sh: helpers shared by the three GB10 scripts and by the three setup
+# commands one folder up (sourced, not run).
 # Each script sets SCRIPT_NAME and DRY_RUN=0 and defines usage() before
 # sourcing this file, then calls parse_args "$@".
 
@@ -27,6 +28,12 @@ is_uint() {
     [[ "$1" =~ ^[0-9]+$ ]]
 }
 
+# A bad command line: one line on stderr, exit 2.
+usage_error() {
+    echo "$SCRIPT_NAME: $* (try --help)" >&2
+    exit 2
+}
+
 # --help, --dry-run; anything else is one line on stderr and exit 2.
 parse_args() {
     local arg
@@ -34,7 +41,7 @@ parse_args() {
         case "$arg" in
             --help | -h) usage; exit 0 ;;
             --dry-run) DRY_RUN=1 ;;
-            *) echo "$SCRIPT_NAME: unknown argument: $arg (try --help)" >&2; exit 2 ;;
+            *) usage_error "unknown argument: $arg" ;;
         esac
     done
 }

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # start-server.sh: start llama-server in Docker on the GB10 with the GPU and
-# the Ternary Bonsai GGUF mounted read-only, reasoning off, the whole model on
-# the GPU and a context large enough for an ~8k-token system prompt plus a
-# message. Inside the container llama-server listens on 0.0.0.0; the published
-# port is bound to 127.0.0.1 only, so the server is reachable from this host
-# and not from the network. Waits (bounded) for /health to answer 200, then
-# prints the URL and the model.
+# the Ternary Bonsai GGUF (by default Ternary Bonsai 2 27B) mounted read-only,
+# reasoning off, the whole model on the GPU and a context large enough for an
+# ~8k-token system prompt plus a message. Inside the container llama-server
+# listens on 0.0.0.0; the published port is bound to 127.0.0.1 only, so the
+# server is reachable from this host and not from the network. Waits
+# (bounded) for /health to answer 200, then prints the URL and the model.
 #
 # This is the GB10 reference path. It has NOT been run or tested on the
 # machine this repository is developed on (no GPU, no Docker engine there);
@@ -22,15 +22,14 @@ SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 IMAGE="${GB10_IMAGE:-prism-llama-server:gb10}"
 CONTAINER_NAME="${GB10_CONTAINER_NAME:-bonsai-server}"
 MODELS_DIR="${GB10_MODELS_DIR:-$SCRIPT_DIR/models}"
-MODEL_FILE="${GB10_MODEL_FILE:-Ternary-Bonsai-8B-Q2_0_g64.gguf}"
-MODEL_ALIAS="${GB10_MODEL_ALIAS:-ternary-bonsai-8b}"
 # Host port. It is always published on 127.0.0.1 only (never 0.0.0.0).
 PORT="${GB10_PORT:-8080}"
 # ~8k-token system prompt + a message + the answer, with room to spare.
 CTX_SIZE="${GB10_CTX_SIZE:-16384}"
 # One slot, so the single request gets the whole context.
 N_PARALLEL="${GB10_N_PARALLEL:-1}"
-# More than the model's layer count (36 for the 8B): every layer on the GPU.
+# More than the model's layer count (64 for the 27B: 48 linear-attention and
+# 16 full-attention layers; 36 for the 8B): every layer on the GPU.
 N_GPU_LAYERS="${GB10_N_GPU_LAYERS:-99}"
 # Bounded wait for /health: loading takes seconds to a few minutes.
 HEALTH_TIMEOUT="${GB10_HEALTH_TIMEOUT:-300}"
@@ -61,9 +60,11 @@ Settings (environment variables, default in brackets):
   GB10_CONTAINER_NAME  name of the container [bonsai-server]
   GB10_MODELS_DIR      folder holding the model, mounted read-only at /models
                        [00-setup/gb10/models]
-  GB10_MODEL_FILE      GGUF file in that folder
-                       [Ternary-Bonsai-8B-Q2_0_g64.gguf]
-  GB10_MODEL_ALIAS     model name the API reports [ternary-bonsai-8b]
+  GB10_MODEL           which pinned model (models.sh) [27b]:
+$(model_choices_help "                         ")
+  GB10_MODEL_FILE      GGUF file in that folder [the file of GB10_MODEL]
+  GB10_MODEL_ALIAS     model name the API reports
+                       [ternary-bonsai-2-27b; ternary-bonsai-8b for 8b]
   GB10_PORT            host port, published on 127.0.0.1 only [8080]
   GB10_CTX_SIZE        context size in tokens (-c) [16384]
   GB10_N_PARALLEL      server slots (-np) [1]
@@ -82,8 +83,15 @@ EOF
 
 # shellcheck source=SCRIPTDIR/lib.sh
 source "$SCRIPT_DIR/lib.sh"
+# shellcheck source=SCRIPTDIR/models.sh
+source "$SCRIPT_DIR/models.sh"
 
 parse_args "$@"
+
+# The model: the pin GB10_MODEL names (models.sh), unless set here.
+select_model
+MODEL_FILE="${GB10_MODEL_FILE:-$PIN_FILE}"
+MODEL_ALIAS="${GB10_MODEL_ALIAS:-$PIN_ALIAS}"
 
 # --- Check the settings -----------------------------------------------------
 is_uint "$PORT" && [ "$PORT" -ge 1 ] && [ "$PORT" -le 65535 ] \
