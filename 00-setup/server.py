@@ -386,11 +386,11 @@ def warm_up(client: Client) -> None:
     from typed_prompt import load_prompt  # datasets/: the prompt every post sends
 
     built = load_prompt()
-    count = len(client.tokenize(built.system_prompt))
+    count = len(client.tokenize(built.system))
     say(f"warming up: processing the {count:,}-token system prompt once; on 2 CPU cores this takes "
         "about 1.5 minutes for the 0.5B model and 3.5 for the 1.5B (later requests reuse it)")
     started = time.monotonic()
-    messages = [{"role": "system", "content": built.system_prompt}, {"role": "user", "content": "hello"}]
+    messages = [{"role": "system", "content": built.system}, {"role": "user", "content": "hello"}]
     timings = client.chat(messages, temperature=0.0, max_tokens=2, grammar=built.grammar).body.get("timings", {})
     say(f"warm-up done in {time.monotonic() - started:.0f} s "
         f"({timings.get('prompt_n', '?')} prompt tokens at {timings.get('prompt_per_second', 0):.0f} tokens/s)")

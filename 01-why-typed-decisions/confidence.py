@@ -175,7 +175,7 @@ def typed_answer(response: dict, built: BuiltPrompt, tokens: LetterTokens) -> Ty
     intent_step = renormalize(steps[-1]["top_logprobs"], intent_valid, letter)
     return TypedAnswer(
         code=code,
-        intent=built.codes[code].name,
+        intent=built.codes[code].intent,
         p_group=group_step.chosen_probability,
         p_intent_given_group=intent_step.chosen_probability,
         confidence=group_step.chosen_probability * intent_step.chosen_probability,

@@ -90,7 +90,7 @@ def ask_code(client: Client, built: BuiltPrompt, message: str, grammar: bool = T
     """
     if not message.strip():
         raise ValueError("the message is empty: give the text of a customer message")
-    messages = [{"role": "system", "content": built.system_prompt}, {"role": "user", "content": message}]
+    messages = [{"role": "system", "content": built.system}, {"role": "user", "content": message}]
     wall_ms = 0.0
     for attempt, max_tokens in enumerate((2, 3)):
         settings = request_settings(built, grammar, top_logprobs, max_tokens)

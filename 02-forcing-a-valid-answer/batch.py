@@ -32,7 +32,7 @@ def base_record(message: Message, reply: CodeReply, built: BuiltPrompt, model: s
         "id": message.id, "text": message.text,
         "gold_intent": message.intent, "gold_code": gold_code,
         "status": reply.status, "code": reply.code,
-        "intent": built.codes[reply.code].name if reply.code else None,
+        "intent": built.codes[reply.code].intent if reply.code else None,
         "correct": reply.code == gold_code,
         "right_group": reply.code is not None and reply.code[0] == gold_code[0],
         "retried": reply.retried, "content": reply.content, "error": reply.error,

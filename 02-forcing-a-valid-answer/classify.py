@@ -29,7 +29,7 @@ STRANGE = (
 
 def shown(reply, built) -> str:
     if reply.status == "ok":
-        return f"{reply.code} = {built.codes[reply.code].name}"
+        return f"{reply.code} = {built.codes[reply.code].intent}"
     return f"{reply.status}: {reply.content!r}" + (f" ({reply.error})" if reply.error else "")
 
 

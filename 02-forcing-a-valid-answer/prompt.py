@@ -28,15 +28,15 @@ def main() -> int:
     built = load_prompt(args.examples, not args.no_descriptions)
     if not args.grammar and not args.count:
         print("=== system prompt ===")
-        print(built.system_prompt)
+        print(built.system)
     if not args.count:
         print("=== GBNF grammar ===")
         print(built.grammar)
     print(f"{len(built.codes)} codes in {len(built.group_letters)} groups; "
-          f"system prompt: {len(built.system_prompt):,} characters")
+          f"system prompt: {len(built.system):,} characters")
     if args.count:
         from llama_http import Client
-        tokens = Client().tokenize(built.system_prompt)
+        tokens = Client().tokenize(built.system)
         print(f"system prompt: {len(tokens):,} tokens (by the server's tokenizer)")
     return 0
 

@@ -58,7 +58,7 @@ def main() -> int:
     print_step("step 1: the group letter", answer.group_step, built.group_names.get)
     group = answer.code[0]
     print_step(f"step 2: the intent letter within group {group}", answer.intent_step,
-               lambda letter: built.codes[f"{group}-{letter}"].name)
+               lambda letter: built.codes[f"{group}-{letter}"].intent)
     print(f"\nconfidence = P(group {group}) x P(intent {answer.code[2]} | group {group}) = "
           f"{answer.p_group:.4f} x {answer.p_intent_given_group:.4f} = {answer.confidence:.4f}")
     print(f"answer: {answer.intent} ({answer.code}), confidence {answer.confidence:.2f}")

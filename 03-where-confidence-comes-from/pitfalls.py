@@ -40,7 +40,7 @@ def main() -> int:
     client = Client()
     built = load_prompt()
     tokens = letter_tokens(client)
-    messages = [{"role": "system", "content": built.system_prompt}, {"role": "user", "content": args.message}]
+    messages = [{"role": "system", "content": built.system}, {"role": "user", "content": args.message}]
     print(f"model: {client.model_info()['model']}\nmessage: {args.message}")
 
     print("\n1. candidates with and without the grammar (first step, top 5)")

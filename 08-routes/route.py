@@ -67,7 +67,7 @@ def hand_over_text(record: dict, built: BuiltPrompt, calibrated: float, out_of_s
     """One line for the person who takes the message over: why it came to them, and the model's best guess."""
     if record["status"] != "ok":
         return f"Handed over to a person: the model gave no code ({record['status']})."
-    words = plain_words(built.codes[record["code"]])
+    words = plain_words(built.intents[record["code"]])
     if record["code"] in out_of_scope:
         return f"Handed over to a person: the model says the message is out of scope ({record['code']} {words})."
     return (f"Handed over to a person: the model's best guess is {words}, code {record['code']}, "
@@ -94,7 +94,7 @@ def print_route(message: str, record: dict, built: BuiltPrompt, calibrate: Calib
     if route == "act":
         print(f"action: handle the message as {record['intent']}")
     elif route == "ask":
-        named = [built.codes[code] for code in top_two(record)]
+        named = [built.intents[code] for code in top_two(record)]
         print(f"question: {clarifying_question(*named)}")
     else:
         print(f"hand-over text: {hand_over_text(record, built, calibrated, thresholds.out_of_scope)}")

@@ -13,6 +13,7 @@ it and explains why the codes are letters.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import clinc150
 from banking77 import Intent, LabelSet, load_labels
@@ -33,21 +34,31 @@ and the intent letter, for example C-F."""
 CLINC150_EXAMPLES = 3
 
 
+class Meaning(NamedTuple):
+    """What a code stands for: the names of its group and of its intent, e.g. ("CARD_SETUP", "card_arrival")."""
+
+    group: str
+    intent: str
+
+
 @dataclass(frozen=True)
 class BuiltPrompt:
     """What a typed request needs, made from one label set.
 
-    system_prompt: the instructions and the list of codes (str).
+    system: the system prompt: instructions and the list of codes (str).
     grammar: GBNF that accepts exactly the listed codes, e.g. "C-F" (str).
-    codes: code -> Intent, in prompt order (dict).
+    codes: code -> Meaning (group name, intent name), in prompt order, so
+    prompt.codes["A-A"] == ("CARD_SETUP", "card_arrival") for BANKING77.
+    intents: code -> Intent (with its description and examples), same order.
     group_letters: the valid first letters, e.g. "ABCDEFGH" (str).
     intent_letters: group letter -> the valid intent letters of that group (dict).
     group_names: group letter -> the group's name (dict).
     """
 
-    system_prompt: str
+    system: str
     grammar: str
-    codes: dict[str, Intent]
+    codes: dict[str, Meaning]
+    intents: dict[str, Intent]
     group_letters: str
     intent_letters: dict[str, str]
     group_names: dict[str, str] = field(default_factory=dict)
@@ -55,7 +66,25 @@ class BuiltPrompt:
     @property
     def by_intent(self) -> dict[str, Intent]:
         """intent name -> Intent (its .code is the code to expect)."""
-        return {intent.name: intent for intent in self.codes.values()}
+        return {intent.name: intent for intent in self.intents.values()}
+
+
+def letter_class(letters: str) -> str:
+    """A GBNF character class for letters: a range when they run on without a gap ("[A-K]"), else a list ("[ACE]")."""
+    if len(letters) > 1 and letters == "".join(chr(c) for c in range(ord(letters[0]), ord(letters[-1]) + 1)):
+        return f"[{letters[0]}-{letters[-1]}]"
+    return f"[{letters}]"
+
+
+def grammar_of(intent_letters: dict[str, str]) -> str:
+    """GBNF whose root accepts exactly the codes: a group letter, a hyphen, one of that group's intent letters.
+
+    One alternative per group, each with its own intent letters, so after "G"
+    only G's letters can follow: root ::= ("A-" [A-K]) | ... | ("G-" [A-D]).
+    GBNF ends a rule at a newline, so root stays on one line.
+    """
+    alternatives = [f'("{group}-" {letter_class(letters)})' for group, letters in intent_letters.items()]
+    return "root ::= " + " | ".join(alternatives) + "\n"
 
 
 def build_prompt(labels: LabelSet, examples_per_intent: int = 5, descriptions: bool = True,
@@ -70,7 +99,6 @@ def build_prompt(labels: LabelSet, examples_per_intent: int = 5, descriptions: b
     if examples_per_intent < 0:
         raise ValueError(f"examples_per_intent must be 0 or more, got {examples_per_intent}")
     lines = [instructions, ""]
-    rules = []
     intent_letters = {}
     for group in labels.groups:
         lines.append(f"Group {group.letter}: {group.name}")
@@ -83,17 +111,13 @@ def build_prompt(labels: LabelSet, examples_per_intent: int = 5, descriptions: b
             if examples:
                 lines.append("  e.g. " + " | ".join(examples))
         lines.append("")
-        letters = "".join(intent.letter for intent in group.intents)
-        intent_letters[group.letter] = letters
-        # One rule per group: that group's letter, a hyphen, one of its intent letters.
-        rules.append(f'group-{group.letter.lower()} ::= "{group.letter}" "-" [{letters}]')
+        intent_letters[group.letter] = "".join(intent.letter for intent in group.intents)
     lines.append("Answer with the code only, for example C-F.")
-    # GBNF ends a rule at a newline, so root lists the group rules on one line.
-    root = "root ::= " + " | ".join(f"group-{g.letter.lower()}" for g in labels.groups)
-    grammar = "\n".join([root, *rules]) + "\n"
-    codes = {intent.code: intent for intent in labels.intents}
     group_names = {group.letter: group.name for group in labels.groups}
-    return BuiltPrompt("\n".join(lines), grammar, codes, "".join(group_names), intent_letters, group_names)
+    codes = {intent.code: Meaning(group_names[intent.group], intent.name) for intent in labels.intents}
+    intents = {intent.code: intent for intent in labels.intents}
+    return BuiltPrompt("\n".join(lines), grammar_of(intent_letters), codes, intents, "".join(group_names),
+                       intent_letters, group_names)
 
 
 def load_prompt(examples_per_intent: int = 5, descriptions: bool = True) -> BuiltPrompt:

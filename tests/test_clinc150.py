@@ -23,6 +23,7 @@ os.environ.setdefault(DATA_ENV, str(ROOT.parent / "shared" / "datasets"))
 from clinc150 import (CALIB_OOS_SPLIT, CALIB_SPLIT, DATA_SHA256, LABELS_FILE, check_labels,  # noqa: E402
                       load_domains, load_labels, load_rows, load_split, spread)
 from make_banking77 import normalise  # noqa: E402
+from grammar_codes import grammar_codes  # noqa: E402
 from typed_prompt import CLINC150_EXAMPLES, build_prompt, load_clinc150_prompt  # noqa: E402
 
 
@@ -226,40 +227,30 @@ def test_make_clinc150_is_deterministic_and_matches_committed_file(tmp_path):
 
 # --- the prompt and grammar built from it ------------------------------------
 
-def grammar_codes(grammar: str) -> set[str]:
-    """Expand every '"G" "-" [letters]' rule of the grammar into its codes."""
-    codes = set()
-    for group, letters in re.findall(r'^group-[a-z] ::= "([A-Z])" "-" \[([A-Z]+)\]$', grammar, re.MULTILINE):
-        codes |= {f"{group}-{letter}" for letter in letters}
-    return codes
-
-
 def test_grammar_allows_exactly_the_151_codes_including_k_a(built):
     assert grammar_codes(built.grammar) == set(built.codes)
     assert len(built.codes) == 151 and {"C-F", "K-A"} <= set(built.codes)
-    lines = built.grammar.strip().splitlines()
-    assert lines[0] == "root ::= " + " | ".join(f"group-{g}" for g in "abcdefghijk")
     # A one-intent group is a one-letter class: llama.cpp's GBNF parser reads [A] like [ABC].
-    assert lines[-1] == 'group-k ::= "K" "-" [A]'
+    assert built.grammar.rstrip().endswith('| ("K-" [A])')
     assert built.intent_letters["K"] == "A" and built.group_letters == "ABCDEFGHIJK"
 
 
 def test_prompt_lists_every_code_and_tells_when_to_answer_k_a(built):
-    for code, intent in built.codes.items():
-        assert f"\n{code} {intent.name}:" in built.system_prompt
-    assert "\nGroup K: Out of scope\nK-A oos: The message fits none of the intents above\n" in built.system_prompt
-    assert "gets K-A" in built.system_prompt.split("\n")[0]
-    assert "bank" not in built.system_prompt.split("\n")[0]  # not BANKING77's instructions
+    for code, (_, intent) in built.codes.items():
+        assert f"\n{code} {intent}:" in built.system
+    assert "\nGroup K: Out of scope\nK-A oos: The message fits none of the intents above\n" in built.system
+    assert "gets K-A" in built.system.split("\n")[0]
+    assert "bank" not in built.system.split("\n")[0]  # not BANKING77's instructions
 
 
 def test_prompt_has_the_chosen_number_of_examples_and_fits_the_context(built):
-    assert built.system_prompt.count("\n  e.g. ") == 151
-    for intent in built.codes.values():
-        assert "  e.g. " + " | ".join(intent.examples[:CLINC150_EXAMPLES]) + "\n" in built.system_prompt
+    assert built.system.count("\n  e.g. ") == 151
+    for intent in built.intents.values():
+        assert "  e.g. " + " | ".join(intent.examples[:CLINC150_EXAMPLES]) + "\n" in built.system
     # Measured: 27,221 characters = 7,018 tokens (3.88 characters a token, datasets/README.md).
     # 31,000 characters is about 8,000 tokens, the budget in a 10,240-token context.
-    assert len(built.system_prompt) <= 31_000
+    assert len(built.system) <= 31_000
 
 
 def test_build_prompt_keeps_banking77_instructions_by_default(labels):
-    assert build_prompt(labels, 0).system_prompt.startswith("You sort the messages that customers send to their bank.")
+    assert build_prompt(labels, 0).system.startswith("You sort the messages that customers send to their bank.")

@@ -44,7 +44,7 @@ def test_two_token_code_renormalizes_by_hand(built):
     # P(F | C) = 0.5 / 0.8 = 0.625. Confidence = 0.75 * 0.625 = 0.46875.
     intent_step = [candidate("-F", 0.5), candidate("-A", 0.3), candidate("-", 0.1), candidate("-Z", 0.05)]
     answer = typed_answer(response("C-F", [("C", GROUP_STEP), ("-F", intent_step)]), built, TOKENS)
-    assert answer.code == "C-F" and answer.intent == built.codes["C-F"].name
+    assert answer.code == "C-F" and answer.intent == built.codes["C-F"].intent
     assert answer.p_group == pytest.approx(0.75)
     assert answer.group_step.off_label_mass == pytest.approx(0.2)
     assert answer.group_step.missing == 6

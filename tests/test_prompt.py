@@ -6,7 +6,18 @@ from banking77 import load_labels
 from decision import is_too_long
 from label_list import find_label
 from llama_http import ServerError
-from typed_prompt import build_prompt, load_prompt
+from grammar_codes import grammar_codes
+from typed_prompt import build_prompt, grammar_of, letter_class, load_prompt
+
+# The facts of the series' posts 1-3: its eight groups (letter, name, intents)
+# and every code the posts name.
+SERIES_GROUPS = [("A", "CARD_SETUP", 11), ("B", "CARD_PROBLEMS_AND_PIN", 11), ("C", "CARD_PAYMENTS_AND_REFUNDS", 10),
+                 ("D", "CASH_WITHDRAWAL", 7), ("E", "TOP_UP", 14), ("F", "TRANSFERS", 10),
+                 ("G", "EXCHANGE_AND_CURRENCIES", 4), ("H", "ACCOUNT_AND_IDENTITY", 10)]
+SERIES_CODES = {"A-A": "card_arrival", "A-B": "card_delivery_estimate", "A-I": "card_about_to_expire",
+                "C-C": "card_payment_wrong_exchange_rate", "C-F": "transaction_charged_twice",
+                "E-I": "topping_up_by_card", "E-N": "transfer_into_account",
+                "F-J": "balance_not_updated_after_bank_transfer", "G-D": "fiat_currency_support"}
 
 
 @pytest.fixture(scope="module")
@@ -14,12 +25,16 @@ def built():
     return load_prompt()
 
 
-def grammar_codes(grammar: str) -> set[str]:
-    """Expand every '"G" "-" [letters]' alternative of the grammar into its codes."""
-    codes = set()
-    for group, letters in re.findall(r'^group-[a-z] ::= "([A-Z])" "-" \[([A-Z]+)\]$', grammar, re.MULTILINE):
-        codes |= {f"{group}-{letter}" for letter in letters}
-    return codes
+def test_groups_are_the_series_groups(built):
+    assert [(g.letter, g.name, len(g.intents)) for g in load_labels().groups] == SERIES_GROUPS
+    assert built.group_names == {letter: name for letter, name, _ in SERIES_GROUPS}
+
+
+def test_every_code_the_posts_name_means_what_the_posts_say(built):
+    for code, intent in SERIES_CODES.items():
+        assert built.codes[code].intent == intent, code
+    assert built.codes["A-A"] == ("CARD_SETUP", "card_arrival")  # post 2: prompt.codes["A-A"]
+    assert built.by_intent["supported_cards_and_currencies"].group == "E"  # moved into TOP_UP
 
 
 def test_grammar_allows_exactly_the_codes_of_the_table(built):
@@ -27,36 +42,42 @@ def test_grammar_allows_exactly_the_codes_of_the_table(built):
     assert len(built.codes) == 77
 
 
-def test_grammar_has_a_root_and_one_rule_per_group_and_nothing_else(built):
-    lines = built.grammar.strip().splitlines()
-    assert lines[0] == "root ::= " + " | ".join(f"group-{g}" for g in "abcdefgh")
-    assert len(lines) == 1 + len(built.group_letters) == 9
+def test_grammar_is_one_root_rule_with_a_letter_range_per_group_as_in_the_posts(built):
+    assert built.grammar == ('root ::= ("A-" [A-K]) | ("B-" [A-K]) | ("C-" [A-J]) | ("D-" [A-G]) | '
+                             '("E-" [A-N]) | ("F-" [A-J]) | ("G-" [A-D]) | ("H-" [A-J])\n')
+
+
+def test_letter_class_is_a_range_only_for_letters_without_gaps():
+    assert letter_class("ABCD") == "[A-D]"
+    assert letter_class("A") == "[A]"
+    assert letter_class("ACE") == "[ACE]"
+    assert grammar_codes(grammar_of({"A": "ABC", "B": "AC", "K": "A"})) == {"A-A", "A-B", "A-C", "B-A", "B-C", "K-A"}
 
 
 def test_every_code_appears_in_the_prompt_with_its_intent(built):
-    for code, intent in built.codes.items():
-        assert f"\n{code} {intent.name}:" in built.system_prompt
+    for code, (_, intent) in built.codes.items():
+        assert f"\n{code} {intent}:" in built.system
 
 
 def test_codes_are_group_letter_hyphen_intent_letter(built):
-    for code, intent in built.codes.items():
+    for code, intent in built.intents.items():
         assert re.fullmatch(r"[A-H]-[A-Z]", code)
         assert code == f"{intent.group}-{intent.letter}"
         assert intent.letter in built.intent_letters[intent.group]
 
 
 def test_prompt_holds_five_examples_per_intent_by_default(built):
-    assert built.system_prompt.count("\n  e.g. ") == 77
-    for intent in built.codes.values():
-        assert " | ".join(intent.examples[:5]) in built.system_prompt
+    assert built.system.count("\n  e.g. ") == 77
+    for intent in built.intents.values():
+        assert " | ".join(intent.examples[:5]) in built.system
 
 
 def test_prompt_without_examples_and_descriptions_is_shorter_and_keeps_the_codes():
     labels = load_labels()
     bare = build_prompt(labels, examples_per_intent=0, descriptions=False)
     full = build_prompt(labels)
-    assert "e.g." not in bare.system_prompt
-    assert len(bare.system_prompt) < len(full.system_prompt) / 3
+    assert "e.g." not in bare.system
+    assert len(bare.system) < len(full.system) / 3
     assert bare.grammar == full.grammar and bare.codes.keys() == full.codes.keys()
 
 

@@ -255,9 +255,9 @@ def test_routes_script_refuses_a_target_that_is_not_a_fraction():
 
 def test_plain_words_read_like_a_sentence():
     built = load_prompt()
-    assert plain_words(built.codes["A-A"]) == "card arrival (a card already ordered or sent has not come)"
-    assert plain_words(built.codes["B-E"]).startswith("pin blocked (PIN or card")           # capitals kept
-    assert "e.g" not in plain_words(built.codes["B-C"]) and "for example" in plain_words(built.codes["B-C"])
+    assert plain_words(built.intents["A-A"]) == "card arrival (a card already ordered or sent has not come)"
+    assert plain_words(built.intents["B-E"]).startswith("pin blocked (PIN or card")           # capitals kept
+    assert "e.g" not in plain_words(built.intents["B-C"]) and "for example" in plain_words(built.intents["B-C"])
 
 
 def test_printout_for_each_route(capsys):
@@ -269,7 +269,7 @@ def test_printout_for_each_route(capsys):
     out = capsys.readouterr().out
     assert "intent: card_arrival  code A-A" in out and "raw 0.850 -> calibrated 0.850" in out
     assert "action: handle the message as card_arrival" in out
-    assert f"question: {clarifying_question(built.codes['A-A'], built.codes['A-B'])}" in out
+    assert f"question: {clarifying_question(built.intents['A-A'], built.intents['A-B'])}" in out
     assert "card delivery estimate" in out
     assert "hand-over text: Handed over to a person: the model's best guess is card arrival" in out
     assert "10% sure" in out

@@ -76,7 +76,7 @@ def test_empty_message_is_refused_before_any_request(client, built):
 
 
 def test_a_grammar_the_server_cannot_parse_stops_with_a_clear_error(client, built):
-    broken = BuiltPrompt(built.system_prompt, 'root ::= "A" "-" [A', built.codes, built.group_letters, built.intent_letters)
+    broken = BuiltPrompt(built.system, 'root ::= "A" "-" [A', built.codes, built.intents, built.group_letters, built.intent_letters)
     with pytest.raises(GrammarRejected, match="grammar"):
         ask_code(client, broken, "hello")
 
@@ -89,17 +89,17 @@ def test_a_message_longer_than_the_context_is_too_long_not_a_crash(client, built
 
 def test_a_code_that_needs_a_third_token_is_retried_once(client, built):
     # A table whose only code is 'A-Bx': 2 tokens cannot hold it, the retry with 3 can.
-    intent = built.codes["A-B"]
-    longer = BuiltPrompt(built.system_prompt, 'root ::= "A-Bx"', {"A-Bx": intent}, "A", {"A": "B"})
+    intent = built.intents["A-B"]
+    longer = BuiltPrompt(built.system, 'root ::= "A-Bx"', {"A-Bx": intent}, "A", {"A": "B"})
     reply = ask_code(client, longer, "hello")
     assert reply.retried and reply.status == "ok" and reply.code == "A-Bx"
 
 
 def test_half_a_code_is_never_an_answer(client, built):
     # 'A-Bxyz...' does not fit in 3 tokens: the reply stays invalid after the retry.
-    intent = built.codes["A-B"]
+    intent = built.intents["A-B"]
     too_long_code = "A-B" + "xyzw" * 8
-    longer = BuiltPrompt(built.system_prompt, f'root ::= "{too_long_code}"', {too_long_code: intent}, "A", {"A": "B"})
+    longer = BuiltPrompt(built.system, f'root ::= "{too_long_code}"', {too_long_code: intent}, "A", {"A": "B"})
     reply = ask_code(client, longer, "hello")
     assert reply.retried and reply.status == "invalid" and reply.code is None
 
@@ -208,7 +208,7 @@ def test_clinc150_grammar_single_intent_rule_is_accepted_and_gives_the_out_of_sc
     only_k = dataclasses.replace(built, grammar=f"root ::= group-k\n{rule}\n")
     reply = ask_code(client, only_k, "what is the airspeed velocity of an unladen swallow")
     assert reply.status == "ok" and reply.code == "K-A"
-    assert built.codes["K-A"].name == "oos"
+    assert built.codes["K-A"].intent == "oos"
 
 
 def test_clinc150_run_writes_lines_with_codes_of_its_label_set(tmp_path):
