@@ -6,14 +6,32 @@ line when interrupted. What goes into a line is the caller's make_record().
 """
 from __future__ import annotations
 
+import argparse
 import time
 from pathlib import Path
 from typing import Callable
 
-from banking77 import Message
+from banking77 import Message, spread
 from decision import CodeReply
 from typed_prompt import BuiltPrompt
 from results_file import ResultsFile
+
+
+def add_split_arguments(parser: argparse.ArgumentParser) -> None:
+    """--split (calib or test, default test), --limit N and --spread: the messages a run.py sends."""
+    parser.add_argument("--split", choices=("calib", "test"), default="test",
+                        help="which messages (default: test, the official test split)")
+    parser.add_argument("--limit", type=int, help="only the first N messages of the split, in its order (calib is "
+                        "listed round-robin over the intents, so any prefix covers them evenly; test in file order)")
+    parser.add_argument("--spread", action="store_true",
+                        help="reorder the split round-robin over the intents before --limit (useful for test)")
+
+
+def pick_messages(messages: list[Message], args: argparse.Namespace, parser: argparse.ArgumentParser) -> list[Message]:
+    """The messages of a split that --spread and --limit select; a --limit below 1 is a parser error (exit 2)."""
+    if args.limit is not None and args.limit < 1:
+        parser.error("--limit must be 1 or more")
+    return (spread(messages) if args.spread else messages)[: args.limit]
 
 
 def base_record(message: Message, reply: CodeReply, built: BuiltPrompt, model: str, settings: dict) -> dict:

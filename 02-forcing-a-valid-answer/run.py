@@ -1,8 +1,8 @@
 """Typed requests on a BANKING77 split: how often is the answer a valid code, and how often right?
 
-    python3 02-forcing-a-valid-answer/run.py --split calib --limit 200
-    python3 02-forcing-a-valid-answer/run.py --split test
-    python3 02-forcing-a-valid-answer/run.py --split calib --limit 200 --no-grammar
+    python3 02-forcing-a-valid-answer/run.py --split calib --limit 200               # with the grammar
+    python3 02-forcing-a-valid-answer/run.py --split calib --limit 200 --no-grammar  # and without
+    python3 02-forcing-a-valid-answer/run.py                                         # the whole test split
 
 Writes 02-forcing-a-valid-answer/results/codes-banking77-<split>.jsonl
 (…-nogrammar.jsonl without the grammar), one line per message. Ctrl-C keeps the finished lines; the same
@@ -18,8 +18,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # noqa: E402,F401  (puts the post folders on sys.path)
-from banking77 import load_split, spread  # noqa: E402
-from batch import base_record, run_messages  # noqa: E402
+from banking77 import load_split  # noqa: E402
+from batch import add_split_arguments, base_record, pick_messages, run_messages  # noqa: E402
 from decision import ask_code, request_settings  # noqa: E402
 from llama_http import Client, exit_on_server_errors  # noqa: E402
 from typed_prompt import load_prompt  # noqa: E402
@@ -32,18 +32,15 @@ def percent(part: int, whole: int) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--split", choices=("calib", "test"), default="calib", help="which messages (default: calib)")
-    parser.add_argument("--limit", type=int, help="only N messages, spread evenly over the intents")
+    add_split_arguments(parser)
     parser.add_argument("--no-grammar", action="store_true", help="send the prompt without the grammar")
     parser.add_argument("--out", type=Path,
                         help="results file (default: 02-forcing-a-valid-answer/results/codes-banking77-<split>.jsonl)")
     args = parser.parse_args()
-    if args.limit is not None and args.limit < 1:
-        parser.error("--limit must be 1 or more")
 
     grammar = not args.no_grammar
     out = args.out or results_folder(__file__) / f"codes-banking77-{args.split}{'' if grammar else '-nogrammar'}.jsonl"
-    messages = spread(load_split(args.split))[: args.limit]  # any prefix covers all intents
+    messages = pick_messages(load_split(args.split), args, parser)
     built = load_prompt()
     client = Client()
     info = client.model_info()

@@ -1,8 +1,8 @@
 """Typed answers with confidence on a BANKING77 or CLINC150 split: the file every later post reads.
 
-    python3 03-where-confidence-comes-from/run.py --split calib           # 770 messages
-    python3 03-where-confidence-comes-from/run.py --split test            # 3,080 messages
-    python3 03-where-confidence-comes-from/run.py --split test --limit 100
+    python3 03-where-confidence-comes-from/run.py --split calib           # 770 calibration messages
+    python3 03-where-confidence-comes-from/run.py                         # the 3,080 test messages
+    python3 03-where-confidence-comes-from/run.py --limit 100 --spread    # 100 test messages over all intents
     python3 03-where-confidence-comes-from/run.py --dataset clinc150 --split calib   # 850 messages
 
 Writes 03-where-confidence-comes-from/results/<dataset>-<split>.jsonl: one
@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # noqa: E402,F401  (puts the post folders on sys.path)
 import banking77  # noqa: E402
 import clinc150  # noqa: E402
-from batch import base_record, run_messages  # noqa: E402
+from batch import add_split_arguments, base_record, pick_messages, run_messages  # noqa: E402
 from confidence import answer_fields, answer_of, letter_tokens  # noqa: E402
 from decision import ask_code, request_settings  # noqa: E402
 from llama_http import Client, exit_on_server_errors  # noqa: E402
@@ -38,19 +38,16 @@ SPLIT_LOADERS = {"banking77": banking77.load_split, "clinc150": clinc150.load_sp
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--dataset", choices=DATASETS, default="banking77", help="which dataset (default: banking77)")
-    parser.add_argument("--split", choices=("calib", "test"), default="calib", help="which messages (default: calib)")
-    parser.add_argument("--limit", type=int, help="only N messages, spread evenly over the intents")
+    add_split_arguments(parser)
     parser.add_argument("--top-logprobs", type=int, default=30, help="candidates per token (default: 30)")
     parser.add_argument("--out", type=Path,
                         help="results file (default: 03-where-confidence-comes-from/results/<dataset>-<split>.jsonl)")
     args = parser.parse_args()
-    if args.limit is not None and args.limit < 1:
-        parser.error("--limit must be 1 or more")
     if args.top_logprobs < 1:
         parser.error("--top-logprobs must be 1 or more: confidence is read from the candidates")
 
     out = args.out or own_results_path(args.dataset, args.split)
-    messages = banking77.spread(SPLIT_LOADERS[args.dataset](args.split))[: args.limit]  # any prefix covers all intents
+    messages = pick_messages(SPLIT_LOADERS[args.dataset](args.split), args, parser)
     built = PROMPTS[args.dataset]()
     client = Client()
     model = client.model_info()["model"]
