@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from readme_commands import repository_copy  # the files git tracks, as a fresh clone has them
 
 ROOT = Path(__file__).resolve().parents[1]
 # Every program the tests run that does not come with Python or the OS.
@@ -27,17 +28,6 @@ def test_each_program_the_tests_call_resolves_inside_the_test_environment(progra
     assert found is not None, f"{program} is not on PATH"
     assert Path(found).parent == Path(sys.prefix) / "bin", f"{program} resolves to {found}, outside {sys.prefix}"
     assert Path(found) == Path(venv_tool(program))
-
-
-def repository_copy(target: Path) -> Path:
-    """The files git tracks (as a fresh clone has them, plus uncommitted edits) copied to target."""
-    listed = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
-    for name in filter(None, listed.split("\0")):
-        source = ROOT / name
-        if source.is_file():
-            (target / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, target / name)
-    return target
 
 
 def test_uv_sync_then_uv_run_plot_works_and_run_tests_repairs_the_venv_afterwards(tmp_path, venv_tool):

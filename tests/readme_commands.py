@@ -1,0 +1,545 @@
+"""Every command a README shows, collected, classified and run: a README that drifts from its script fails.
+
+    python3 tests/readme_commands.py            # run the offline commands, show what differs
+    python3 tests/readme_commands.py --list     # every command with its kind, and the counts
+    python3 tests/readme_commands.py --update   # rewrite the shown output of the offline console blocks
+
+The plot scripts need matplotlib: without it, the command line reruns itself
+with .venv/bin/python (made by `python3 run_tests.py`) when there is one.
+tests/test_readme_commands.py runs the same commands under pytest.
+
+The convention for commands in README.md files
+----------------------------------------------
+- A command whose output the README shows is a ```console block: a line
+  `$ <command>`, then what it prints on stdout, exactly. A line that is only
+  `...` stands for any number of lines (for long outputs the README trims).
+  One block may hold several `$` commands, each followed by its output.
+- A command shown without output is a line of a ```sh block (`#` starts a
+  comment).
+- In both, a command goes on over the next lines while a quote is open or a
+  line ends with `\\`. `A && B` is two commands. `NAME=value` before a
+  command sets an environment variable.
+- Commands in backticks inside the prose are not collected. Blocks with
+  another info string (```python, ```json, none) are not commands.
+- Paths under the repository appear relative to its root: a script that
+  prints an absolute path inside the repository is shown without the prefix.
+
+The kinds of command
+--------------------
+A command is `python3 <script> ...` or `python3 -c "<code>"`. It needs a
+server when its script (or code) imports `Client` from llama_http at the top
+level, that is outside any function (02's prompt.py imports it inside main()
+only for --count, so `prompt.py --grammar` is offline). The script itself
+decides, not the modules it imports.
+
+- offline console: run, stdout compared with the block (`...` matching any lines);
+- offline sh: run, exit status 0 required;
+- server --limit: the script accepts --limit (the text "--limit" is in its
+  source): run against $LLAMA_URL with `--limit 2` (replacing the README's
+  N, or added), and `--out` pointed at a temporary file where the script has
+  that option; exit status 0 required, the output is not compared (the test
+  model is not the README's);
+- parse-only: every other server command: the script parses the README's
+  arguments with its own argparse parser and stops (python3 -c: the code is
+  compiled), so a flag the script no longer has fails;
+- not run: the programs in NOT_RUN_PROGRAMS (git, uv, pip, export, cd,
+  docker), shell scripts, `python3 -m ...` and the scripts in
+  NOT_RUN_SCRIPTS. Any other program fails the test: probably a typo.
+
+Offline and server commands run with shell=False from the root of a fresh
+copy of the repository (the files git tracks, see `repository_copy`), where
+the reference results also stand in for "your own runs" under results/; so no
+command can change a file of the repository, and commands that read
+results/<dataset>-<split>.jsonl find one. `python3` is this interpreter;
+TYPED_DECISIONS_DATA comes from the environment, else ../shared/datasets as
+in tests/conftest.py; MPLBACKEND=Agg.
+"""
+from __future__ import annotations
+
+import argparse
+import ast
+import difflib
+import importlib.util
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+ELISION = "..."
+KINDS = ("offline console", "offline sh", "server --limit", "parse-only", "not run")
+# Python scripts a README shows that must not run inside a test, and why.
+NOT_RUN_SCRIPTS = {"run_tests.py": "runs the whole test suite, this test included, and starts a server"}
+# Programs a README may show that are never run here (a typo such as `pyhton3` is none of them).
+NOT_RUN_PROGRAMS = ("cd", "docker", "export", "git", "pip", "uv")
+LIMIT_IN_TESTS = "2"
+OFFLINE_TIMEOUT_S = 300
+SERVER_TIMEOUT_S = 900
+
+# Run by `python3 -c` with the script and its arguments: the script's own parser
+# parses them, then the script stops with status 0 before doing anything else.
+PARSE_ONLY = """
+import argparse, runpy, sys
+parse = argparse.ArgumentParser.parse_args
+def parse_then_stop(self, args=None, namespace=None):
+    parse(self, args, namespace)
+    raise SystemExit(0)
+argparse.ArgumentParser.parse_args = parse_then_stop
+sys.argv = sys.argv[1:]
+runpy.run_path(sys.argv[0], run_name="__main__")
+raise SystemExit(f"{sys.argv[0]} ended without parsing its arguments")
+"""
+
+
+class ReadmeFormatError(ValueError):
+    """A command block that breaks the convention (the message names the file and line)."""
+
+
+@dataclass(frozen=True)
+class Command:
+    """One command of a README block.
+
+    file, line: the README (relative to the repository root) and the 1-based
+    line where the command starts; part: 1 for the first command of a line,
+    2 for the one after `&&`, ... block: "console" or "sh". text: the command
+    as written (continuation lines included). argv: its words; env: the
+    NAME=value settings before it. output: the lines the README shows after
+    it (console only, else None), found at output_span (0-based, end
+    excluded) of the file's lines, indented by indent.
+    """
+    file: str
+    line: int
+    block: str
+    text: str
+    argv: tuple[str, ...]
+    env: tuple[tuple[str, str], ...] = ()
+    part: int = 1
+    output: tuple[str, ...] | None = None
+    output_span: tuple[int, int] = (0, 0)
+    indent: str = ""
+
+    @property
+    def id(self) -> str:
+        return f"{self.file}:{self.line}" + (f"+{self.part}" if self.part > 1 else "")
+
+
+@dataclass(frozen=True)
+class Kind:
+    """What the tests do with a command: one of KINDS, the script (a path, or the code of
+    python3 -c), its arguments, and for "not run" the reason."""
+    name: str
+    script: str = ""
+    args: tuple[str, ...] = ()
+    reason: str = ""
+    inline_code: bool = False
+
+
+@dataclass
+class Outcome:
+    """A command that was run: the argv it ran with, its exit status, stdout and stderr
+    (paths inside the copy of the repository made relative to it)."""
+    command: Command
+    returncode: int
+    stdout: str
+    stderr: str
+    argv: list[str] = field(default_factory=list)
+
+    @property
+    def lines(self) -> list[str]:
+        return self.stdout.splitlines()
+
+
+# ---------------------------------------------------------------- parsing
+
+def _words(text: str, where: str) -> list[str] | None:
+    """The shell words of text (comments dropped, `&&` and other operators as their own
+    words), or None while a quote is still open."""
+    lexer = shlex.shlex(text, posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    try:
+        return list(lexer)
+    except ValueError as error:
+        if "closing quotation" in str(error):
+            return None
+        raise ReadmeFormatError(f"{where}: {error}") from None
+
+
+def _split_command(file: str, line: int, block: str, text: str, **extra) -> list[Command]:
+    """The commands of one command text: split at `&&`, NAME=value prefixes taken out."""
+    words = _words(text, f"{file}:{line}")
+    parts, current = [], []
+    for word in words + ["&&"]:
+        if word == "&&":
+            if not current:
+                raise ReadmeFormatError(f"{file}:{line}: empty command around && in {text!r}")
+            parts.append(current)
+            current = []
+        else:
+            current.append(word)
+    if len(parts) > 1 and block == "console":
+        raise ReadmeFormatError(f"{file}:{line}: a console command cannot chain with && (give each its own $ line)")
+    commands = []
+    for number, words in enumerate(parts, start=1):
+        env = []
+        while words and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=.*", words[0]) and len(words) > 1:
+            name, value = words.pop(0).split("=", 1)
+            env.append((name, value))
+        commands.append(Command(file, line, block, text, tuple(words), tuple(env), number, **extra))
+    return commands
+
+
+def _read_command(lines: list[str], start: int, end: int, first: str, where: str) -> tuple[str, int]:
+    """The command that starts with `first` at lines[start], taking continuation lines up to
+    end: returns its text and the index after its last line."""
+    text, index = first, start + 1
+    while True:
+        if text.endswith("\\"):
+            if index >= end:
+                raise ReadmeFormatError(f"{where}: the block ends after a `\\` continuation")
+            text = text[:-1] + lines[index]
+        elif _words(text, where) is None:
+            if index >= end:
+                raise ReadmeFormatError(f"{where}: a quote opened here is never closed")
+            text = text + "\n" + lines[index]
+        else:
+            return text, index
+        index += 1
+
+
+def _blocks(text: str, file: str):
+    """(info string, index of the first line inside, index of the closing fence, indent, lines)
+    for every ``` block of a Markdown text; the lines have the fence's indentation removed."""
+    lines = text.split("\n")
+    index = 0
+    while index < len(lines):
+        # CommonMark: 3 or more backticks, an info string without backticks; closed by as many or more
+        opening = re.fullmatch(r"( {0,3})(`{3,})\s*([^`\s]*)[^`]*", lines[index])
+        if not opening:
+            index += 1
+            continue
+        indent, fence, info = opening.groups()
+        end = index + 1
+        while end < len(lines) and not re.fullmatch(rf" {{0,3}}{fence}`*\s*", lines[end]):
+            end += 1
+        if end == len(lines):
+            raise ReadmeFormatError(f"{file}:{index + 1}: a ``` block that is never closed")
+        inside = list(lines)
+        inside[index + 1:end] = [line[len(indent):] if line.startswith(indent) else line.lstrip()
+                                 for line in lines[index + 1:end]]
+        yield info, index + 1, end, indent, inside
+        index = end + 1
+
+
+def parse_markdown(text: str, file: str = "README.md") -> list[Command]:
+    """Every command of the ```console and ```sh blocks of one Markdown text, in order."""
+    commands: list[Command] = []
+    for info, start, end, indent, lines in _blocks(text, file):
+        if info == "console":
+            commands += _console_block(lines, start, end, file, indent)
+        elif info == "sh":
+            commands += _sh_block(lines, start, end, file)
+    return commands
+
+
+def _console_block(lines: list[str], start: int, end: int, file: str, indent: str) -> list[Command]:
+    commands, index = [], start
+    while index < end:
+        if not lines[index].startswith("$ "):
+            raise ReadmeFormatError(f"{file}:{index + 1}: a console block must start with a `$ <command>` line")
+        where = f"{file}:{index + 1}"
+        text, after = _read_command(lines, index, end, lines[index][2:], where)
+        output_end = after
+        while output_end < end and not lines[output_end].startswith("$ "):
+            output_end += 1
+        commands += _split_command(file, index + 1, "console", text, output=tuple(lines[after:output_end]),
+                                   output_span=(after, output_end), indent=indent)
+        index = output_end
+    return commands
+
+
+def _sh_block(lines: list[str], start: int, end: int, file: str) -> list[Command]:
+    commands, index = [], start
+    while index < end:
+        if not lines[index].strip() or lines[index].lstrip().startswith("#"):
+            index += 1
+            continue
+        text, after = _read_command(lines, index, end, lines[index], f"{file}:{index + 1}")
+        commands += _split_command(file, index + 1, "sh", text)
+        index = after
+    return commands
+
+
+def readme_files(root: Path = ROOT) -> list[str]:
+    """The README.md files git tracks, relative to root."""
+    listed = subprocess.run(["git", "ls-files", "-z", "*.md"], cwd=root, capture_output=True, text=True,
+                            check=True).stdout
+    return sorted(name for name in listed.split("\0") if Path(name).name == "README.md")
+
+
+def collect(root: Path = ROOT) -> list[Command]:
+    """Every command of every README, in file order."""
+    return [command for name in readme_files(root)
+            for command in parse_markdown((root / name).read_text(), name)]
+
+
+def unlabelled_command_blocks(text: str, file: str = "README.md") -> list[str]:
+    """`file:line` of the opening fence of every ``` block without an info string whose first
+    line looks like a command (`$ ...` or `python3 ...`): it should be a console or sh block."""
+    return [f"{file}:{start}" for info, start, end, _, lines in _blocks(text, file)
+            if not info and start < end and lines[start].startswith(("$ ", "python3 "))]
+
+
+# ---------------------------------------------------------------- classifying
+
+def imports_client(source: str) -> bool:
+    """True when the code imports Client from llama_http outside any function or class."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return False
+    return any(isinstance(node, ast.ImportFrom) and node.module == "llama_http"
+               and any(alias.name == "Client" for alias in node.names) for node in _outside_functions(tree))
+
+
+def _outside_functions(node: ast.AST):
+    """The nodes below node that are not inside a function or class body."""
+    for child in ast.iter_child_nodes(node):
+        if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            yield child
+            yield from _outside_functions(child)
+
+
+def classify(command: Command, root: Path = ROOT) -> Kind:
+    """The kind of a command (see the module docstring)."""
+    argv = command.argv
+    if not argv:
+        return Kind("not run", reason="unknown program: an empty command")
+    if argv[0] != "python3":
+        if argv[0] in NOT_RUN_PROGRAMS or argv[0].endswith(".sh"):
+            return Kind("not run", reason=f"{argv[0]}: not a python3 command")
+        return Kind("not run", reason=f"unknown program {argv[0]}: a typo, or add it to NOT_RUN_PROGRAMS")
+    if any(word in ("|", "||", ";", "&", ">", ">>", "<", "(", ")") for word in argv):
+        return Kind("not run", reason="shell syntax beyond `&&`")
+    if len(argv) < 2:
+        return Kind("not run", reason="python3 without a script")
+    offline = f"offline {command.block}"
+    if argv[1] == "-c":
+        code = argv[2] if len(argv) > 2 else ""
+        kind = "parse-only" if imports_client(code) else offline
+        return Kind(kind, code, tuple(argv[3:]), inline_code=True)
+    if argv[1].startswith("-"):
+        return Kind("not run", reason=f"python3 {argv[1]} runs no script of the repository")
+    script, args = argv[1], tuple(argv[2:])
+    if script in NOT_RUN_SCRIPTS:
+        return Kind("not run", script, args, reason=NOT_RUN_SCRIPTS[script])
+    path = root / script
+    source = path.read_text() if path.is_file() else ""
+    if not imports_client(source):
+        return Kind(offline, script, args)
+    if '"--limit"' in source:
+        return Kind("server --limit", script, args)
+    return Kind("parse-only", script, args)
+
+
+# ---------------------------------------------------------------- running
+
+def repository_copy(target: Path) -> Path:
+    """The files git tracks (as a fresh clone has them, plus uncommitted edits) copied to target."""
+    listed = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    for name in filter(None, listed.split("\0")):
+        source = ROOT / name
+        if source.is_file():
+            (target / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target / name)
+    return target
+
+
+def workspace(target: Path) -> Path:
+    """A fresh copy of the repository to run README commands in, with the reference results
+    also copied to results/ where a reader's own runs of post 03 would be."""
+    repository_copy(target)
+    for reference in sorted((target / "results" / "reference").rglob("*.jsonl")):
+        shutil.copy2(reference, target / "results" / reference.name)
+    return target
+
+
+def command_env(command: Command) -> dict[str, str]:
+    env = {**os.environ, "MPLBACKEND": "Agg", "PYTHONDONTWRITEBYTECODE": "1", **dict(command.env)}
+    mirror = ROOT.parent / "shared" / "datasets"
+    if "TYPED_DECISIONS_DATA" not in env and mirror.is_dir():
+        env["TYPED_DECISIONS_DATA"] = str(mirror)
+    return env
+
+
+def _run(command: Command, argv: list[str], workdir: Path, timeout: float) -> Outcome:
+    result = subprocess.run(argv, cwd=workdir, env=command_env(command), capture_output=True, text=True,
+                            timeout=timeout, stdin=subprocess.DEVNULL)
+    prefix = f"{workdir}{os.sep}"
+    return Outcome(command, result.returncode, result.stdout.replace(prefix, ""), result.stderr.replace(prefix, ""),
+                   argv)
+
+
+def run_offline(command: Command, workdir: Path) -> Outcome:
+    """Run an offline command in workdir (a `workspace`) as the README shows it."""
+    return _run(command, [sys.executable, *command.argv[1:]], workdir, OFFLINE_TIMEOUT_S)
+
+
+def with_option(args: tuple[str, ...], option: str, value: str) -> list[str]:
+    """args with `option value` (or `option=value`) set to value, added at the end when absent."""
+    out, index, found = [], 0, False
+    while index < len(args):
+        word = args[index]
+        if word == option and index + 1 < len(args):
+            out += [option, value]
+            index += 2
+            found = True
+            continue
+        if word.startswith(option + "="):
+            out.append(f"{option}={value}")
+            found = True
+        else:
+            out.append(word)
+        index += 1
+    return out if found else [*out, option, value]
+
+
+def limited(command: Command, workdir: Path, tmp: Path) -> Command:
+    """The server command as the tests run it: --limit 2, and --out in tmp where the script has --out."""
+    kind = classify(command, workdir)
+    args = with_option(kind.args, "--limit", LIMIT_IN_TESTS)
+    if '"--out"' in (workdir / kind.script).read_text():
+        args = with_option(tuple(args), "--out", str(tmp / "out.jsonl"))
+    argv = ("python3", kind.script, *args)
+    return replace(command, text=shlex.join(argv), argv=argv)
+
+
+def run_with_limit(command: Command, workdir: Path, tmp: Path) -> Outcome:
+    """Run a server command against $LLAMA_URL as `limited` makes it."""
+    return _run(command, [sys.executable, *limited(command, workdir, tmp).argv[1:]], workdir, SERVER_TIMEOUT_S)
+
+
+def parse_only(command: Command, workdir: Path) -> Outcome:
+    """Let the script parse the README's arguments and stop; python3 -c code is compiled."""
+    kind = classify(command, workdir)
+    if kind.inline_code:
+        try:
+            compile(kind.script, command.id, "exec")
+        except SyntaxError as error:
+            return Outcome(command, 1, "", f"{command.id}: {error}")
+        return Outcome(command, 0, "", "")
+    return _run(command, [sys.executable, "-c", PARSE_ONLY, kind.script, *kind.args], workdir, OFFLINE_TIMEOUT_S)
+
+
+# ---------------------------------------------------------------- comparing and updating
+
+def matches(shown: list[str] | tuple[str, ...], actual: list[str]) -> bool:
+    """True when actual equals shown, where a shown line `...` stands for any number of lines."""
+    pieces, current = [], []
+    for line in shown:
+        if line == ELISION:
+            pieces.append(current)
+            current = []
+        else:
+            current.append(line)
+    pieces.append(current)
+    if len(pieces) == 1:
+        return list(shown) == actual
+    head, *middle, tail = pieces
+    if len(head) + len(tail) > len(actual) or actual[:len(head)] != head:
+        return False
+    if tail and actual[len(actual) - len(tail):] != tail:
+        return False
+    position, stop = len(head), len(actual) - len(tail)
+    for piece in middle:  # leftmost match of each piece in turn is enough for `...` patterns
+        found = next((start for start in range(position, stop - len(piece) + 1)
+                      if actual[start:start + len(piece)] == piece), None)
+        if found is None:
+            return False
+        position = found + len(piece)
+    return True
+
+
+def difference(command: Command, actual: list[str]) -> str:
+    """A unified diff from the block the README shows to what the command printed."""
+    return "\n".join(difflib.unified_diff(list(command.output or ()), actual, f"{command.id} (README)",
+                                          f"{command.id} (printed)", lineterm=""))
+
+
+def update_readmes(outcomes: list[Outcome], root: Path = ROOT) -> list[str]:
+    """Rewrite the output of every console block whose command printed something else; returns one
+    line per block changed. A block with `...` keeps them while the output still matches around
+    them (then it is unchanged); otherwise the whole output replaces it."""
+    changed = []
+    by_file: dict[str, list[Outcome]] = {}
+    for outcome in outcomes:
+        by_file.setdefault(outcome.command.file, []).append(outcome)
+    for name, found in by_file.items():
+        path = root / name
+        lines = path.read_text().split("\n")
+        for outcome in sorted(found, key=lambda o: o.command.output_span, reverse=True):
+            command = outcome.command
+            if outcome.returncode != 0 or matches(command.output, outcome.lines):
+                continue
+            start, end = command.output_span
+            lines[start:end] = [command.indent + line if line else line for line in outcome.lines]
+            elided = ELISION in (command.output or ())
+            changed.append(f"{command.id}: output updated" +
+                           (" (its `...` no longer fit: the whole output replaces the block, trim it again)"
+                            if elided else ""))
+        text = "\n".join(lines)
+        if text != path.read_text():
+            path.write_text(text)
+    return sorted(changed)
+
+
+# ---------------------------------------------------------------- the command line
+
+def main(argv: list[str] | None = None) -> int:
+    venv_python = ROOT / ".venv" / "bin" / "python"
+    if importlib.util.find_spec("matplotlib") is None and venv_python.exists() and sys.prefix != str(ROOT / ".venv"):
+        os.execv(venv_python, [str(venv_python), __file__, *sys.argv[1:]])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--list", action="store_true", help="list every command with its kind, run nothing")
+    parser.add_argument("--update", action="store_true",
+                        help="rewrite the shown output of offline console blocks with what the commands print")
+    args = parser.parse_args(argv)
+    commands = collect()
+    kinds = {command.id: classify(command) for command in commands}
+    if args.list:
+        for command in commands:
+            kind = kinds[command.id]
+            first = command.text.split("\n")[0] + (" ..." if "\n" in command.text else "")
+            print(f"{command.id:<46} {kind.name:<16} {first[:100]}"
+                  + (f"  ({kind.reason})" if kind.reason else ""))
+        print()
+        print(", ".join(f"{name}: {sum(k.name == name for k in kinds.values())}" for name in KINDS)
+              + f"; {len(commands)} in all")
+        return 0
+    offline = [c for c in commands if kinds[c.id].name.startswith("offline")]
+    with tempfile.TemporaryDirectory() as tmp:
+        workdir = workspace(Path(tmp) / "repo")
+        outcomes = [run_offline(command, workdir) for command in offline]
+    failed = 0
+    for outcome in outcomes:
+        command = outcome.command
+        if outcome.returncode != 0:
+            failed += 1
+            print(f"{command.id}: exit status {outcome.returncode}\n{outcome.stderr.strip()}\n")
+        elif command.block == "console" and not matches(command.output, outcome.lines):
+            failed += 1
+            print(difference(command, outcome.lines) + "\n")
+    if args.update:
+        for line in update_readmes([o for o in outcomes if o.command.block == "console"]):
+            print(line)
+    print(f"{len(outcomes)} offline commands run, {failed} "
+          + ("differed or failed before the update" if args.update else "differ or fail"))
+    return 1 if failed and not args.update else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
