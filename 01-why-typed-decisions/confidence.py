@@ -33,6 +33,11 @@ from llama_http import Client
 from typed_prompt import BuiltPrompt
 
 
+# Candidates asked for at each step: enough to hold every valid letter nearly
+# always (post 03 measures it and shows what a small number does).
+TOP_LOGPROBS = 30
+
+
 @dataclass(frozen=True)
 class LetterTokens:
     """Token ids of the pieces a code is written with, taken from /tokenize.
@@ -86,8 +91,9 @@ class Step:
     the candidates). chosen_probability: distribution[chosen].
     off_label_mass: 1 - sum of the raw probabilities of the valid letters, in
     [0, 1]. missing: how many valid letters were not in top_logprobs.
-    candidates: the raw top candidates as (token text, probability) pairs,
-    before the grammar, most likely first.
+    candidates: the raw top candidates as (token text, logprob) pairs, the
+    logprob in nats as the server reports it, before the grammar, most likely
+    first.
     """
 
     chosen: str
@@ -136,7 +142,7 @@ def renormalize(top_logprobs: list[dict], valid: dict[str, int], chosen: str) ->
     raw = {letter: raw_by_id.get(token_id, 0.0) for letter, token_id in valid.items()}
     total = sum(raw.values())
     distribution = {letter: (p / total if total > 0 else 0.0) for letter, p in raw.items()}
-    candidates = tuple((c["token"], math.exp(c["logprob"])) for c in top_logprobs)
+    candidates = tuple((c["token"], c["logprob"]) for c in top_logprobs)
     return Step(
         chosen=chosen,
         distribution=distribution,

@@ -68,6 +68,12 @@ def is_too_long(error: ServerError) -> bool:
     )
 
 
+def typed_messages(built: BuiltPrompt, message: str) -> list[dict]:
+    """The chat messages of a typed request: the system prompt (the same in every request, so the server
+    keeps it cached), then the customer's message as the user turn."""
+    return [{"role": "system", "content": built.system}, {"role": "user", "content": message}]
+
+
 def request_settings(built: BuiltPrompt, grammar: bool = True, top_logprobs: int = 0, max_tokens: int = 2) -> dict:
     """The chat completion settings of a typed request (recorded next to each answer)."""
     settings = {"temperature": 0.0, "max_tokens": max_tokens}
@@ -90,7 +96,7 @@ def ask_code(client: Client, built: BuiltPrompt, message: str, grammar: bool = T
     """
     if not message.strip():
         raise ValueError("the message is empty: give the text of a customer message")
-    messages = [{"role": "system", "content": built.system}, {"role": "user", "content": message}]
+    messages = typed_messages(built, message)
     wall_ms = 0.0
     for attempt, max_tokens in enumerate((2, 3)):
         settings = request_settings(built, grammar, top_logprobs, max_tokens)

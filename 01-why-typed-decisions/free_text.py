@@ -1,44 +1,61 @@
-"""Free text: ask the model an open question and see what comes back.
+"""Attempt 1, just ask: what the customer wants, in the model's own words.
 
     python3 01-why-typed-decisions/free_text.py
     python3 01-why-typed-decisions/free_text.py "my card hasn't arrived, what is this about?"
 
-A free-text reply is something a person can read and a program cannot act on:
-its length, wording and format change from message to message. The printout
-shows the reply, its length in tokens and the server's own time for it.
+The system prompt asks the model to say what the customer wants, nothing
+more. A reply is something a person can read and a program cannot branch on:
+its length, wording and format change from message to message, and some
+replies answer the customer instead of saying what they want. For each
+message it prints the reply, its length in tokens and the server's time.
 """
 from __future__ import annotations
 
 import argparse
 import sys
+import textwrap
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # noqa: E402,F401  (puts the post folders on sys.path)
+from customer_messages import FREE_TEXT  # noqa: E402
 from llama_http import Client, exit_on_server_errors  # noqa: E402
 
-QUESTION = ("A bank customer wrote: \"I was charged twice for the same coffee this morning.\" "
-            "What is the customer's intent?")
+SYSTEM = "You assist a bank's customer support team. Tell us what the customer wants."
+MAX_TOKENS = 120
+INDENT = " " * 10
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("question", nargs="?", default=QUESTION, help="the question to ask (default: about a double charge)")
-    parser.add_argument("--max-tokens", type=int, default=200, help="longest reply in tokens (default: 200)")
+    parser.add_argument("messages", nargs="*", help="customer messages (default: three from BANKING77)")
+    parser.add_argument("--max-tokens", type=int, default=MAX_TOKENS,
+                        help=f"longest reply in tokens (default: {MAX_TOKENS})")
     args = parser.parse_args()
-    if not args.question.strip():
-        parser.error("the question is empty")
+    if args.max_tokens < 1:
+        parser.error("--max-tokens must be 1 or more")
+    if any(not message.strip() for message in args.messages):
+        parser.error("a message is empty")
     client = Client()
-    reply = client.chat([{"role": "user", "content": args.question}], temperature=0.0, max_tokens=args.max_tokens)
-    content = reply.body["choices"][0]["message"].get("content", "")
-    timings = reply.body.get("timings", {})
-    server_ms = timings.get("prompt_ms", 0.0) + timings.get("predicted_ms", 0.0)
-    print(f"model: {client.model_info()['model']}\n")
-    print(f"question: {args.question}\n")
-    print(f"reply:\n{content}\n")
-    print(f"{timings.get('predicted_n', '?')} tokens in the reply, {timings.get('prompt_n', '?')} prompt tokens processed; "
-          f"server time {server_ms:.0f} ms, wall {reply.wall_ms:.0f} ms")
-    print("A person can read this; a program would have to guess which of 77 intents it means.")
+    print(f"server: {client.url}  model: {client.model_info()['model']}")
+    print(f"system prompt: {SYSTEM}\n")
+    for message in args.messages or FREE_TEXT:
+        reply = client.chat([{"role": "system", "content": SYSTEM}, {"role": "user", "content": message}],
+                            temperature=0.0, max_tokens=args.max_tokens)
+        choice = reply.body["choices"][0]
+        content = (choice["message"].get("content") or "").strip()
+        if choice.get("finish_reason") == "length":
+            content += " ..."
+        timings = reply.body.get("timings", {})
+        server_ms = timings.get("prompt_ms", 0.0) + timings.get("predicted_ms", 0.0)
+        print(f"Customer: {message}")
+        lines = textwrap.wrap(content, 80) or [""]
+        print("Model:    " + lines[0])
+        for line in lines[1:]:
+            print(INDENT + line)
+        cut = ", cut at the limit" if choice.get("finish_reason") == "length" else ""
+        print(f"{INDENT}({timings.get('predicted_n', '?')} tokens{cut}, {server_ms:.0f} ms on the server)\n")
+    print("A person can read these; a program would still have to turn each into one of 77 intents.")
     return 0
 
 

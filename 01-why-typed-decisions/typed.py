@@ -1,6 +1,6 @@
 """A typed decision: one intent out of 77, and a confidence you can act on.
 
-    python3 01-why-typed-decisions/typed.py                       # three example messages
+    python3 01-why-typed-decisions/typed.py                       # four messages from post 01
     python3 01-why-typed-decisions/typed.py "where is my new card?"
     python3 01-why-typed-decisions/typed.py --banking77 10        # 10 real BANKING77 test messages
 
@@ -19,22 +19,16 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # noqa: E402,F401  (puts the post folders on sys.path)
 from banking77 import load_split  # noqa: E402
-from confidence import answer_of, letter_tokens  # noqa: E402
+from confidence import TOP_LOGPROBS, answer_of, letter_tokens  # noqa: E402
+from customer_messages import TYPED  # noqa: E402
 from decision import ask_code  # noqa: E402
 from llama_http import Client, exit_on_server_errors  # noqa: E402
 from typed_prompt import load_prompt  # noqa: E402
 
-EXAMPLES = (
-    "I was charged twice for the same coffee this morning",
-    "my card still hasn't arrived, it's been two weeks",
-    "can I get a refund for this?",
-)
-TOP_LOGPROBS = 30
-
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("messages", nargs="*", help="customer messages (default: three examples)")
+    parser.add_argument("messages", nargs="*", help="customer messages (default: the four of post 01)")
     parser.add_argument("--banking77", type=int, metavar="N", help="N random messages from the BANKING77 test split, with their true intent")
     parser.add_argument("--seed", type=int, default=1, help="which random messages --banking77 takes (default: 1)")
     args = parser.parse_args()
@@ -46,7 +40,9 @@ def main() -> int:
         picked = random.Random(args.seed).sample(test, min(args.banking77, len(test)))
         items = [(m.text, m.intent) for m in picked]
     else:
-        items = [(text, None) for text in (args.messages or EXAMPLES)]
+        if any(not text.strip() for text in args.messages):
+            parser.error("a message is empty")
+        items = [(text, None) for text in (args.messages or TYPED)]
 
     client = Client()
     info = client.model_info()
@@ -54,23 +50,21 @@ def main() -> int:
     tokens = letter_tokens(client)
     print(f"server: {client.url}  model: {info['model']}  build: {info['build']}\n")
     right = 0
-    width = max(len(intent.name) for intent in built.codes.values())
     for text, gold in items:
         reply = ask_code(client, built, text, top_logprobs=TOP_LOGPROBS)
         answer = answer_of(reply, built, tokens)
-        print(f"message: {text}")
+        print(text)
         if answer is None:
-            print(f"  -> {reply.status} ({reply.error or repr(reply.content)})  {reply.wall_ms:.0f} ms")
+            print(f"  -> no code: {reply.status} ({reply.error or repr(reply.content)}, {reply.wall_ms:.0f} ms)")
         else:
-            print(f"  -> {answer.intent:<{width}} code {answer.code}  confidence {answer.confidence:.2f}"
-                  f"  (P(group) {answer.p_group:.2f} x P(intent|group) {answer.p_intent_given_group:.2f})"
-                  f"  {reply.wall_ms:.0f} ms")
+            print(f"  -> {answer.intent}  (code {answer.code}, confidence {answer.confidence:.2f}, {reply.wall_ms:.0f} ms)")
         if gold is not None:
             hit = answer is not None and answer.intent == gold
             right += hit
             print(f"     true intent: {gold}  {'RIGHT' if hit else 'wrong'}")
+        print()
     if any(gold for _, gold in items):
-        print(f"\n{right} of {len(items)} right ({100 * right / len(items):.0f}%) with {info['model']}")
+        print(f"{right} of {len(items)} right ({100 * right / len(items):.0f}%) with {info['model']}")
     return 0
 
 

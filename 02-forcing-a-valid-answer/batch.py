@@ -42,7 +42,9 @@ def base_record(message: Message, reply: CodeReply, built: BuiltPrompt, model: s
     (client time, ms), timings (the server's), model, build (the server's
     system_fingerprint), grammar (bool: was the grammar sent) and settings
     (the request settings without the grammar's text, which is rebuilt from
-    the data file rather than repeated on every line).
+    the data file rather than repeated on every line) and prompt_sha256 (hex
+    sha256 of the system prompt, so a file can be checked against the prompt
+    it was made with).
     """
     gold_code = built.by_intent[message.intent].code
     response = reply.response or {}
@@ -57,6 +59,7 @@ def base_record(message: Message, reply: CodeReply, built: BuiltPrompt, model: s
         "wall_ms": round(reply.wall_ms, 2), "timings": reply.timings,
         "model": model, "build": response.get("system_fingerprint"), "grammar": "grammar" in settings,
         "settings": {key: value for key, value in settings.items() if key != "grammar"},
+        "prompt_sha256": built.sha256,
     }
 
 

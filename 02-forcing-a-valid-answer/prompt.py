@@ -1,11 +1,18 @@
 """Print the system prompt and the GBNF grammar that post 02 builds from one source.
 
-    python3 02-forcing-a-valid-answer/prompt.py             # prints prompt and grammar
-    python3 02-forcing-a-valid-answer/prompt.py --grammar   # only the grammar
-    python3 02-forcing-a-valid-answer/prompt.py --count     # size in tokens (needs the server)
+    python3 02-forcing-a-valid-answer/prompt.py banking77             # prints prompt and grammar
+    python3 02-forcing-a-valid-answer/prompt.py banking77 --grammar   # only the grammar
+    python3 02-forcing-a-valid-answer/prompt.py banking77 --count     # size in tokens (needs the server)
+    python3 02-forcing-a-valid-answer/prompt.py clinc150 --grammar
 
-Both come from datasets/banking77.json through datasets/typed_prompt.py's
-build_prompt(): the prompt lists every code, the grammar allows exactly those.
+Both come from the label file (datasets/banking77.json, clinc150.json)
+through datasets/typed_prompt.py's build_prompt(): the prompt lists every
+code, the grammar allows exactly those, and prompt.codes maps each code back
+to its group and intent. In your own code:
+
+    from typed_prompt import load_prompt
+    prompt = load_prompt()
+    prompt.system, prompt.grammar, prompt.codes["A-A"]   # ("CARD_SETUP", "card_arrival")
 """
 from __future__ import annotations
 
@@ -15,17 +22,22 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # noqa: E402,F401  (puts the post folders on sys.path)
-from typed_prompt import load_prompt  # noqa: E402
+from typed_prompt import PROMPTS  # noqa: E402
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("dataset", nargs="?", choices=sorted(PROMPTS), default="banking77",
+                        help="whose prompt (default: banking77)")
     parser.add_argument("--grammar", action="store_true", help="print only the grammar")
     parser.add_argument("--count", action="store_true", help="count the prompt's tokens with the server's /tokenize")
-    parser.add_argument("--examples", type=int, default=5, help="examples per intent in the prompt (default: 5)")
+    parser.add_argument("--examples", type=int, help="examples per intent in the prompt (default: the dataset's)")
     parser.add_argument("--no-descriptions", action="store_true", help="leave the intent descriptions out")
     args = parser.parse_args()
-    built = load_prompt(args.examples, not args.no_descriptions)
+    if args.examples is not None and args.examples < 0:
+        parser.error("--examples must be 0 or more")
+    options = {} if args.examples is None else {"examples_per_intent": args.examples}
+    built = PROMPTS[args.dataset](descriptions=not args.no_descriptions, **options)
     if not args.grammar and not args.count:
         print("=== system prompt ===")
         print(built.system)

@@ -20,14 +20,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # noqa: E402,F401  (puts the post folders on sys.path)
 from banking77 import load_split  # noqa: E402
 from batch import add_split_arguments, base_record, pick_messages, run_messages  # noqa: E402
+from compare import percent  # noqa: E402
 from decision import ask_code, request_settings  # noqa: E402
 from llama_http import Client, exit_on_server_errors  # noqa: E402
 from typed_prompt import load_prompt  # noqa: E402
 from results_file import results_folder  # noqa: E402
-
-
-def percent(part: int, whole: int) -> str:
-    return f"{100 * part / whole:5.1f}%" if whole else "    -"
 
 
 def main() -> int:
@@ -66,6 +63,8 @@ def main() -> int:
     walls = [r["wall_ms"] for r in records if r["status"] == "ok"]
     if walls:
         print(f"  median time per request: {statistics.median(walls):.0f} ms (wall, client side)")
+    if not args.out and args.split == "calib":
+        print("\ncompare the runs with and without the grammar code by code: python3 02-forcing-a-valid-answer/compare.py")
     return 0
 
 

@@ -1,12 +1,13 @@
-"""How the model splits text into tokens, and whether every code letter is one token.
+"""Why the codes are letters: how the model splits candidate answers into tokens.
 
-    python3 02-forcing-a-valid-answer/tokens.py                      # the codes and a few messages
+    python3 02-forcing-a-valid-answer/tokens.py                  # letters, numbers, intent names, codes
     python3 02-forcing-a-valid-answer/tokens.py "I was charged twice"
 
-A code such as "C-F" is read back letter by letter from the token
-probabilities (post 03). That only works when each letter the grammar allows is
-one token of its own: 'C' at the first step, and '-F' (or '-' then 'F') at the
-second. This script asks the server's /tokenize and says so, or says what to do.
+A choice can be read from one step's probabilities only when every option is
+a single token. This asks the server's /tokenize how a bare letter, a letter
+after a space, numbers, intent names and codes split, and then checks every
+piece a code is written with: 'A'..'Z', '-A'..'-Z' and '-'. If one of them
+is not a single token for your model, it says so and what to do.
 """
 from __future__ import annotations
 
@@ -19,34 +20,32 @@ import series  # noqa: E402,F401  (puts the post folders on sys.path)
 from confidence import letter_tokens  # noqa: E402
 from llama_http import Client, exit_on_server_errors  # noqa: E402
 
-SAMPLES = ("C-F", "I was charged twice for the same coffee", "my card still hasn't arrived")
+# The evidence for letters: one letter with and without a space, numbers past 9,
+# intent names as the model would have to write them, and a code with its second piece.
+SAMPLES = ("A", " A", "76", "151", "card_arrival", "transaction_charged_twice", "reverted_card_payment?", "C-B", "-B")
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("texts", nargs="*", help="texts to split into tokens (default: a code and two messages)")
+    parser.add_argument("texts", nargs="*", help="texts to split into tokens (default: the candidates of post 02)")
     args = parser.parse_args()
     client = Client()
     print(f"server: {client.url}  model: {client.model_info()['model']}\n")
-    for text in args.texts or SAMPLES:
-        pieces = client.tokenize(text)
-        shown = "  ".join(f"{piece!r}:{token_id}" for token_id, piece in pieces)
-        print(f"{text!r} -> {len(pieces)} tokens: {shown}")
-
-    print("\nEvery piece a code can be written with, as one token each?")
+    texts = args.texts or SAMPLES
+    width = max(len(repr(text)) for text in texts) + 2
+    for text in texts:
+        pieces = [piece for _, piece in client.tokenize(text)]
+        count = f"{len(pieces)} token{'s' if len(pieces) != 1 else ''}"
+        print(f"{text!r:<{width}} {count:<9} {pieces}")
     try:
-        table = letter_tokens(client)
+        letter_tokens(client)
     except ValueError as error:
-        print(f"NO: {error}")
-        print("What to do: pick code symbols that are single tokens for this model (try digits, or\n"
-              "letters with a leading space), change datasets/typed_prompt.py (prompt and grammar together), and rerun this\n"
+        print(f"\nEvery letter A-Z and every '-A' to '-Z' is a single token: False ({error})")
+        print("What to do: pick code symbols that are single tokens for this model (try digits, or letters with\n"
+              "a leading space), change datasets/typed_prompt.py (prompt and grammar together), and rerun this\n"
               "check; otherwise post 03 cannot read one probability per letter.")
         return 1
-    for title, ids, prefix in (("letters", table.letter, ""), ("hyphen + letter", table.hyphen_letter, "-")):
-        shown = " ".join(f"{prefix}{char}:{token_id}" for char, token_id in ids.items())
-        print(f"  {title}: 26 single tokens\n    {shown}")
-    print(f"  hyphen: '-':{table.hyphen}")
-    print("yes: a code is 2 tokens ('C', '-F') or 3 ('C', '-', 'F'), one probability per letter")
+    print("\nEvery letter A-Z and every '-A' to '-Z' is a single token: True")
     return 0
 
 

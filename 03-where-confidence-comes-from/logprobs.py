@@ -1,65 +1,77 @@
-"""One message, step by step: where the confidence comes from.
+"""One message, step by step: from top_logprobs to a confidence.
 
-    python3 03-where-confidence-comes-from/logprobs.py
-    python3 03-where-confidence-comes-from/logprobs.py "my card was charged twice"
+    python3 03-where-confidence-comes-from/logprobs.py                 # the coffee message
+    python3 03-where-confidence-comes-from/logprobs.py "What do I need to do to transfer money into my account?"
 
-For each of the two decisions (group letter, intent letter) it prints the top
-candidates as the server reports them (before the grammar), the distribution
-renormalized over the letters the grammar allows at that step, and the
-off-label mass. Then the product: confidence = P(group) x P(intent | group).
+For each generated token it prints the top candidates as the server reports
+them (logprob and p = exp(logprob), before the grammar). Then each decision
+renormalized over the letters the grammar allows at that step: the group
+letter over the 8 groups, the intent letter over the chosen group's letters,
+with the off-label mass (the share that went to tokens the grammar forbids).
+Then the product: confidence = P(group) x P(intent | group).
 """
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # noqa: E402,F401  (puts the post folders on sys.path)
-from confidence import Step, letter_tokens, typed_answer  # noqa: E402
+from confidence import TOP_LOGPROBS, Step, letter_tokens, typed_answer  # noqa: E402
 from decision import ask_code  # noqa: E402
 from llama_http import Client, exit_on_server_errors  # noqa: E402
 from typed_prompt import load_prompt  # noqa: E402
 
-DEFAULT_MESSAGE = "I was charged twice for the same coffee this morning"
-SHOWN = 8
+COFFEE = "I was charged twice for the same coffee, can I get one refunded?"
+SHOWN = 5
 
 
-def print_step(title: str, step: Step, label_of) -> None:
-    print(f"\n{title}")
-    print("  top candidates before the grammar (token, probability):")
-    for token, probability in step.candidates[:SHOWN]:
-        print(f"    {token!r:8} {probability:.4f}")
-    print(f"  renormalized over the {len(step.distribution)} letters allowed here:")
+def print_candidates(number: int, token: str, step: Step) -> None:
+    """The first SHOWN candidates of one generated token: text, logprob, p."""
+    print(f"Token {number}: {token!r}. Top candidates, before the grammar:")
+    for text, logprob in step.candidates[:SHOWN]:
+        print(f"  {text!r:<8} logprob {logprob:8.3f}   p = {math.exp(logprob):.4f}")
+    print("  ...")
+
+
+def print_distribution(title: str, step: Step, label_of) -> None:
+    """A step's distribution over its allowed letters, most likely first (the first SHOWN)."""
+    print(f"{title} ({100 * step.off_label_mass:.2f}% off-label):")
     for letter, probability in sorted(step.distribution.items(), key=lambda kv: -kv[1])[:SHOWN]:
-        mark = "  <- chosen" if letter == step.chosen else ""
-        print(f"    {letter}  {probability:.4f}  {label_of(letter)}{mark}")
-    print(f"  off-label mass: {step.off_label_mass:.4f}   valid letters missing from top_logprobs: {step.missing}")
+        print(f"  {label_of(letter):<40} {probability:.4f}")
+    if step.missing:
+        print(f"  ({step.missing} allowed letter(s) not among the {TOP_LOGPROBS} candidates: counted as 0)")
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("message", nargs="?", default=DEFAULT_MESSAGE, help="a customer message (default: a double charge)")
-    parser.add_argument("--top-logprobs", type=int, default=30, help="candidates per token (default: 30)")
+    parser.add_argument("message", nargs="?", default=COFFEE, help="a customer message (default: post 03's coffee message)")
     args = parser.parse_args()
-    if args.top_logprobs < 1:
-        parser.error("--top-logprobs must be 1 or more")
+    if not args.message.strip():
+        parser.error("the message is empty")
     client = Client()
     built = load_prompt()
     tokens = letter_tokens(client)
-    reply = ask_code(client, built, args.message, top_logprobs=args.top_logprobs)
-    print(f"model: {client.model_info()['model']}\nmessage: {args.message}")
+    reply = ask_code(client, built, args.message, top_logprobs=TOP_LOGPROBS)
+    print(f"model: {client.model_info()['model']}\nmessage: {args.message}\n")
     if reply.status != "ok":
         print(f"no code: {reply.status} ({reply.error or repr(reply.content)})")
         return 1
     answer = typed_answer(reply.response, built, tokens)
     pieces = [step["token"] for step in reply.response["choices"][0]["logprobs"]["content"]]
-    print(f"reply: {answer.code} in {answer.tokens_in_code} tokens {pieces}")
-    print_step("step 1: the group letter", answer.group_step, built.group_names.get)
-    group = answer.code[0]
-    print_step(f"step 2: the intent letter within group {group}", answer.intent_step,
-               lambda letter: built.codes[f"{group}-{letter}"].intent)
-    print(f"\nconfidence = P(group {group}) x P(intent {answer.code[2]} | group {group}) = "
+    print_candidates(1, pieces[0], answer.group_step)
+    print_candidates(len(pieces), pieces[-1], answer.intent_step)
+    if len(pieces) == 3:
+        print(f"(the code came in 3 tokens {pieces}: the intent letter is token 3)")
+    group, letter = answer.code[0], answer.code[2]
+    print()
+    print_distribution(f"P(group), over the {len(built.group_letters)} group letters", answer.group_step,
+                       lambda g: f"{g} {built.group_names[g]}")
+    print_distribution(f"P(intent | group {group}), over that group's {len(built.intent_letters[group])} letters",
+                       answer.intent_step, lambda x: f"{group}-{x} {built.codes[f'{group}-{x}'].intent}")
+    print(f"\nConfidence in {answer.code}: P(group {group}) x P(intent {letter} | group {group}) = "
           f"{answer.p_group:.4f} x {answer.p_intent_given_group:.4f} = {answer.confidence:.4f}")
     print(f"answer: {answer.intent} ({answer.code}), confidence {answer.confidence:.2f}")
     return 0

@@ -1,8 +1,8 @@
 """One message in, its route out: act, ask a question, or hand over to a person.
 
-    python3 08-routes/route.py                                  # the first example message of post 01
+    python3 08-routes/route.py                                  # post 01's three messages
     python3 08-routes/route.py "my card still hasn't arrived, it's been two weeks"
-    python3 08-routes/route.py --target 0.80 "can I get a refund for this?"
+    python3 08-routes/route.py --target 0.80 "can I get a refund for this?" "where is my card?"
     python3 08-routes/route.py --dataset clinc150 "how many moons does jupiter have"
 
 The typed answer comes from the running server (LLAMA_URL, default
@@ -23,13 +23,13 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # noqa: E402,F401  (puts the post folders on sys.path)
 from banking77 import Intent  # noqa: E402
-from confidence import answer_fields, answer_of, letter_tokens  # noqa: E402
+from confidence import TOP_LOGPROBS, answer_fields, answer_of, letter_tokens  # noqa: E402
+from customer_messages import ROUTED  # noqa: E402
 from decision import CodeReply, ask_code  # noqa: E402
 from llama_http import Client, exit_on_server_errors  # noqa: E402
 from typed_prompt import PROMPTS, BuiltPrompt  # noqa: E402
 from routes import Calibrator, Thresholds, add_threshold_arguments, route_of, thresholds_from, top_two  # noqa: E402
 from summary import add_calib_arguments  # noqa: E402
-from typed import EXAMPLES, TOP_LOGPROBS  # noqa: E402
 
 
 def plain_words(intent: Intent) -> str:
@@ -111,13 +111,12 @@ def describe_thresholds(thresholds: Thresholds) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("message", nargs="?", default=EXAMPLES[0],
-                        help=f"a customer message (default: {EXAMPLES[0]!r}, from post 01)")
+    parser.add_argument("messages", nargs="*", help="customer messages (default: the three that post 01 routes)")
     add_calib_arguments(parser)
     add_threshold_arguments(parser)
     args = parser.parse_args()
-    if not args.message.strip():
-        parser.error("the message is empty: give the text of a customer message")
+    if any(not message.strip() for message in args.messages):
+        parser.error("a message is empty: give the text of a customer message")
 
     calib_path, calib, calibrate, thresholds = thresholds_from(args)
     calib_models = sorted({r["model"] for r in calib})
@@ -130,9 +129,10 @@ def main() -> int:
     if calib_models != [info["model"]]:
         print(f"note: the server runs {info['model']}, but the calibration and thresholds come from another model's "
               "answers: they do not carry over, so take the route as a demonstration only")
-    print()
-    reply = ask_code(client, built, args.message, top_logprobs=TOP_LOGPROBS)
-    print_route(args.message, record_of(reply, answer_of(reply, built, tokens)), built, calibrate, thresholds)
+    for message in args.messages or ROUTED:
+        print()
+        reply = ask_code(client, built, message, top_logprobs=TOP_LOGPROBS)
+        print_route(message, record_of(reply, answer_of(reply, built, tokens)), built, calibrate, thresholds)
     return 0
 
 

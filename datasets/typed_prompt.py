@@ -12,6 +12,7 @@ it and explains why the codes are letters.
 """
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -62,6 +63,11 @@ class BuiltPrompt:
     group_letters: str
     intent_letters: dict[str, str]
     group_names: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def sha256(self) -> str:
+        """Hex sha256 of the system prompt (UTF-8): names the prompt a results file or a saved cache was made with."""
+        return hashlib.sha256(self.system.encode("utf-8")).hexdigest()
 
     @property
     def by_intent(self) -> dict[str, Intent]:

@@ -5,6 +5,7 @@ starts one with the 0.5B model). When it cannot be reached, those tests fail
 with a line saying how to start it; they are never skipped.
 """
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -48,6 +49,19 @@ def venv_tool():
 def fake_path(tmp_path):
     """A FakePath (script_sandbox.py) in this test's tmp_path."""
     return FakePath(tmp_path)
+
+
+@pytest.fixture(scope="session")
+def run_script():
+    """run(path, *args, env=None) -> CompletedProcess: a script of the repository run as a reader runs it.
+
+    From the repository root, with this interpreter, output captured as text;
+    env entries are added to (not replacing) the environment.
+    """
+    def run(path: str, *args: str, env: dict | None = None, timeout: float = 900) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, str(ROOT / path), *map(str, args)], capture_output=True, text=True,
+                              timeout=timeout, env={**os.environ, **(env or {})}, cwd=ROOT)
+    return run
 
 
 @pytest.fixture(scope="session")

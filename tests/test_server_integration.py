@@ -99,7 +99,8 @@ def test_half_a_code_is_never_an_answer(client, built):
     # 'A-Bxyz...' does not fit in 3 tokens: the reply stays invalid after the retry.
     intent = built.intents["A-B"]
     too_long_code = "A-B" + "xyzw" * 8
-    longer = BuiltPrompt(built.system, f'root ::= "{too_long_code}"', {too_long_code: intent}, "A", {"A": "B"})
+    longer = BuiltPrompt(built.system, f'root ::= "{too_long_code}"', {too_long_code: built.codes["A-B"]},
+                         {too_long_code: intent}, "A", {"A": "B"})
     reply = ask_code(client, longer, "hello")
     assert reply.retried and reply.status == "invalid" and reply.code is None
 
