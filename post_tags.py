@@ -39,6 +39,8 @@ only refs/tags/post-NN change, all in one transaction.
 
 Rerunning moves the tags to the newer source and prints one line per tag
 (created, unchanged, or moved old..new with `git diff --stat` of the move).
+As every chain starts at the source commit, a new main moves every tag; the
+tags of posts the change does not reach say "(same files)".
 Errors (not a git repository, uncommitted changes, no such branch, marker
 lines that do not pair up) are one line on stderr and exit status 2.
 """
@@ -57,7 +59,7 @@ from pathlib import Path, PurePosixPath
 TAG = "post-{:02d}"
 RESULTS_FROM = 3  # post 03 writes the reference results that posts 03+ read
 IDENTITY = {"NAME": "post_tags.py", "EMAIL": "post-tags@typed-decisions.invalid"}
-THIS_MODULE = Path(__file__).stem
+THIS_MODULE = "post_tags"  # test files importing it test main's marker lines: main only
 
 README_BLOCK = (re.compile(r"\s*<!-- from post (\d+) -->\s*"), re.compile(r"\s*<!-- end -->\s*"))
 PYPROJECT_BLOCK = (re.compile(r"\s*# from post (\d+)\s*"), re.compile(r"\s*# end\s*"))
@@ -243,15 +245,16 @@ class Source:
 
 
 def read_source(commit: str) -> Source:
+    """The files of commit, with the texts the tags are filtered and sorted by."""
     listing = git("ls-tree", "-r", "-z", "--full-tree", commit).split("\0")
     entries = []
     for line in filter(None, listing):
         info, path = line.split("\t", 1)
         mode, _kind, blob = info.split()
         entries.append(Entry(mode, blob, path))
-    wanted = {e.blob: e.path for e in entries if e.path in ("README.md", "pyproject.toml") or is_test_file(e.path)}
-    blobs = read_blobs(list(wanted))
-    texts = {path: blobs[blob].decode() for blob, path in wanted.items()}
+    wanted = [e for e in entries if e.path in ("README.md", "pyproject.toml") or is_test_file(e.path)]
+    blobs = read_blobs(sorted({e.blob for e in wanted}))
+    texts = {e.path: blobs[e.blob].decode() for e in wanted}
     date = git("show", "-s", "--format=%cd", "--date=raw", commit)
     source = Source(commit, date, tuple(entries), texts)
     if not source.posts:
@@ -278,19 +281,15 @@ def posts_of_test_files(source: Source) -> dict[str, int | None]:
 
 def tag_entries(source: Source, tag: int, tests: dict[str, int | None]) -> list[Entry]:
     """The files of post-`tag`, README.md and pyproject.toml filtered (their new blobs written)."""
-    last = source.posts[-1]
+    pyproject = source.texts.get("pyproject.toml", "")
+    whole_pyproject = pyproject_for(pyproject, tag) == pyproject_for(pyproject, source.posts[-1])
     entries = []
     for entry in source.entries:
         top = entry.path.split("/")[0]
         post = folder_post(top)
-        if post is not None and post > tag:
-            continue
-        if top == "results" and tag < RESULTS_FROM:
-            continue
-        if is_test_file(entry.path) and (entry.path not in tests or (tests[entry.path] or 0) > tag):
-            continue
-        if entry.path == "uv.lock" and "pyproject.toml" in source.texts and \
-                pyproject_for(source.texts["pyproject.toml"], tag) != pyproject_for(source.texts["pyproject.toml"], last):
+        if ((post is not None and post > tag) or (top == "results" and tag < RESULTS_FROM)
+                or (is_test_file(entry.path) and (entry.path not in tests or (tests[entry.path] or 0) > tag))
+                or (entry.path == "uv.lock" and not whole_pyproject)):
             continue
         if entry.path in ("README.md", "pyproject.toml"):
             filtered = (readme_for if entry.path == "README.md" else pyproject_for)(source.texts[entry.path], tag)
@@ -323,11 +322,7 @@ def make_tags(ref: str) -> tuple[str, list[Outcome]]:
     tests = posts_of_test_files(source)
     outcomes, parent = [], source.commit
     for tag in source.posts:
-        try:
-            entries = tag_entries(source, tag, tests)
-        except ValueError as error:
-            raise TagError(str(error)) from None
-        parent = commit_tag(source, tag, entries, parent)
+        parent = commit_tag(source, tag, tag_entries(source, tag, tests), parent)
         name = TAG.format(tag)
         outcomes.append(Outcome(name, commit_of(f"refs/tags/{name}", peel=""), parent))
     zero = "0" * len(source.commit)
@@ -342,8 +337,8 @@ def main() -> int:
                         help="the branch, tag or commit the tags are made from (default: main)")
     args = parser.parse_args()
     try:
-        commit, outcomes = make_tags(args.ref)
-    except TagError as error:
+        commit, outcomes = make_tags(args.ref)  # ValueError: marker lines or a test file that do not parse
+    except (TagError, ValueError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     print(f"tags from {args.ref} (commit {commit[:12]}):")
@@ -354,8 +349,9 @@ def main() -> int:
         elif outcome.old == outcome.new:
             print(f"  {outcome.tag}  unchanged  {new}")
         else:
-            print(f"  {outcome.tag}  moved      {outcome.old[:12]}..{new}")
-            for line in git("diff", "--stat", "--no-color", outcome.old, outcome.new).splitlines():
+            stat = git("diff", "--stat", "--no-color", outcome.old, outcome.new).splitlines()
+            print(f"  {outcome.tag}  moved      {outcome.old[:12]}..{new}{'' if stat else '  (same files)'}")
+            for line in stat:
                 print(f"      {line}")
     changed = sum(outcome.old != outcome.new for outcome in outcomes)
     print(f"{len(outcomes)} tags, {changed} created or moved")
