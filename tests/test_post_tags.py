@@ -311,6 +311,14 @@ def test_rerun_after_a_new_commit_on_main_moves_the_tags_and_shows_what_changed(
     assert (repo / ".git" / "index").read_bytes() == index
 
 
+def test_help_says_what_the_tags_hold_and_makes_none():
+    before = git(ROOT, "tag", "--list", "post-*")
+    result = run_post_tags(ROOT, "--help")
+    assert result.returncode == 0 and result.stdout.startswith("usage: post_tags.py")
+    assert "--from REF" in result.stdout and "post-03" in result.stdout
+    assert git(ROOT, "tag", "--list", "post-*") == before
+
+
 @pytest.mark.parametrize("setup, message", [
     ("no repository", "is not inside a git repository"),
     ("uncommitted change", "uncommitted changes (README.md): tags are made from commits"),
