@@ -3,6 +3,11 @@
 Integration tests talk to a real llama-server at $LLAMA_URL (run_tests.py
 starts one with the 0.5B model). When it cannot be reached, those tests fail
 with a line saying how to start it; they are never skipped.
+
+`pytest --offline` deselects them instead (every test whose fixtures include
+`client`, also through another fixture such as `letter_ids`), so the rest of a
+post's tests run on a machine without a server. A test that needs the server
+asks for `client`, even when only a script it runs talks to the server.
 """
 import os
 import subprocess
@@ -26,6 +31,22 @@ if MIRROR.is_dir():
 
 
 VENV_BIN = Path(sys.prefix) / "bin"
+SERVER_FIXTURE = "client"
+
+
+def pytest_addoption(parser):
+    parser.addoption("--offline", action="store_true",
+                     help=f"deselect the tests that need a llama-server (those using the {SERVER_FIXTURE!r} fixture)")
+
+
+def pytest_collection_modifyitems(config, items):
+    """With --offline, drop every test whose fixture closure reaches the server fixture (not a skip)."""
+    if not config.getoption("--offline"):
+        return
+    offline = [item for item in items if SERVER_FIXTURE not in getattr(item, "fixturenames", ())]
+    if len(offline) < len(items):
+        config.hook.pytest_deselected(items=[item for item in items if item not in offline])
+        items[:] = offline
 
 
 @pytest.fixture(scope="session")

@@ -138,14 +138,14 @@ def test_wait_ready_waits_while_a_real_server_loads(client):
         process.wait(timeout=30)
 
 
-def test_typed_script_prints_decisions_for_real_banking77_messages():
+def test_typed_script_prints_decisions_for_real_banking77_messages(client):
     result = run_script("01-why-typed-decisions/typed.py", "--banking77", "3")
     assert result.returncode == 0, result.stderr
     assert result.stdout.count("true intent:") == 3
     assert "confidence" in result.stdout and "of 3 right" in result.stdout
 
 
-def test_run_writes_one_line_per_message_and_a_rerun_adds_none(tmp_path):
+def test_run_writes_one_line_per_message_and_a_rerun_adds_none(client, tmp_path):
     out = tmp_path / "codes.jsonl"
     first = run_script("02-forcing-a-valid-answer/run.py", "--split", "calib", "--limit", "5", "--out", str(out))
     assert first.returncode == 0, first.stderr
@@ -160,7 +160,7 @@ def test_run_writes_one_line_per_message_and_a_rerun_adds_none(tmp_path):
     assert out.read_text().splitlines() == lines
 
 
-def test_ctrl_c_keeps_finished_lines_and_a_rerun_resumes(tmp_path):
+def test_ctrl_c_keeps_finished_lines_and_a_rerun_resumes(client, tmp_path):
     out = tmp_path / "codes.jsonl"
     command = [sys.executable, str(ROOT / "02-forcing-a-valid-answer/run.py"), "--split", "calib", "--limit", "12", "--out", str(out)]
     process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -178,7 +178,7 @@ def test_ctrl_c_keeps_finished_lines_and_a_rerun_resumes(tmp_path):
     assert len(ids) == 12 and len(set(ids)) == 12 and ids[: len(kept)] == [r["id"] for r in kept]
 
 
-def test_confidence_run_writes_five_well_formed_lines_and_a_rerun_adds_none(tmp_path):
+def test_confidence_run_writes_five_well_formed_lines_and_a_rerun_adds_none(client, tmp_path):
     out = tmp_path / "banking77-test.jsonl"
     first = run_script("03-where-confidence-comes-from/run.py", "--split", "test", "--limit", "5", "--out", str(out))
     assert first.returncode == 0, first.stderr
@@ -212,7 +212,7 @@ def test_clinc150_grammar_single_intent_rule_is_accepted_and_gives_the_out_of_sc
     assert built.codes["K-A"].intent == "oos"
 
 
-def test_clinc150_run_writes_lines_with_codes_of_its_label_set(tmp_path):
+def test_clinc150_run_writes_lines_with_codes_of_its_label_set(client, tmp_path):
     from typed_prompt import load_clinc150_prompt
     codes = load_clinc150_prompt().codes
     out = tmp_path / "clinc150-test.jsonl"
