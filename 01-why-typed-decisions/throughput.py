@@ -5,8 +5,12 @@
 
 The server has a fixed number of slots (00-setup starts 1). Requests beyond
 that wait in a queue, so more concurrency raises requests per second only
-while slots are free and the machine has cores to spare. Prints requests/s and
-the median and 95th-percentile latency for each setting.
+while slots are free and the machine has compute to spare. Prints requests/s,
+the median and 95th-percentile latency for each setting, and where the
+server's own time per request goes: processing the message (prompt) or
+generating the code's tokens (generate). Batching shares the generating
+steps between requests; a typed answer is two tokens, so when processing
+the message dominates, batching has little to share.
 """
 from __future__ import annotations
 
@@ -19,19 +23,19 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # noqa: E402,F401  (puts the post folders on sys.path)
-from banking77 import load_split, spread  # noqa: E402
+from banking77 import load_split  # noqa: E402
 from decision import ask_code  # noqa: E402
 from llama_http import Client, exit_on_server_errors  # noqa: E402
 from typed_prompt import load_prompt  # noqa: E402
 
 
-def measure(client: Client, built, texts: list[str], concurrent: int) -> tuple[float, list[float]]:
-    """Send every text with `concurrent` requests in flight; return (requests/s, latencies in ms)."""
+def measure(client: Client, built, texts: list[str], concurrent: int) -> tuple[float, list]:
+    """Send every text with `concurrent` requests in flight; return (requests/s, the CodeReply of each)."""
     started = time.perf_counter()
     with ThreadPoolExecutor(max_workers=concurrent) as pool:
         replies = list(pool.map(lambda text: ask_code(client, built, text), texts))
     elapsed = time.perf_counter() - started
-    return len(texts) / elapsed, [reply.wall_ms for reply in replies]
+    return len(texts) / elapsed, replies
 
 
 def main() -> int:
@@ -43,15 +47,20 @@ def main() -> int:
         parser.error("--requests and --concurrent must be 1 or more")
     client = Client()
     built = load_prompt()
-    texts = [m.text for m in spread(load_split("calib"))[: args.requests]]
+    texts = [m.text for m in load_split("calib")[: args.requests]]
     slots = client.get("/props").get("total_slots", "?")
     print(f"model: {client.model_info()['model']}  server slots: {slots}  {args.requests} typed requests per setting\n")
     ask_code(client, built, "hello")  # the system prompt is processed here, not inside the first measurement
-    print(f"{'in flight':>9}  {'requests/s':>10}  {'median ms':>9}  {'p95 ms':>7}")
+    print(f"{'in flight':>9}  {'requests/s':>10}  {'median ms':>9}  {'p95 ms':>7}  "
+          f"{'server: prompt ms':>17}  {'generate ms':>11}  (medians per request)")
     for concurrent in sorted({1, args.concurrent}):
-        rate, latencies = measure(client, built, texts, concurrent)
+        rate, replies = measure(client, built, texts, concurrent)
+        latencies = [reply.wall_ms for reply in replies]
         p95 = statistics.quantiles(latencies, n=20)[-1] if len(latencies) > 1 else latencies[0]
-        print(f"{concurrent:9d}  {rate:10.2f}  {statistics.median(latencies):9.0f}  {p95:7.0f}")
+        prompt_ms = statistics.median(reply.timings.get("prompt_ms", 0.0) for reply in replies)
+        generate_ms = statistics.median(reply.timings.get("predicted_ms", 0.0) for reply in replies)
+        print(f"{concurrent:9d}  {rate:10.2f}  {statistics.median(latencies):9.0f}  {p95:7.0f}  "
+              f"{prompt_ms:17.0f}  {generate_ms:11.0f}")
     return 0
 
 
