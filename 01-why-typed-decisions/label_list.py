@@ -1,6 +1,6 @@
 """A label list: the 77 intent names in the prompt, no grammar.
 
-    python3 01-why-typed-decisions/label_list.py              # 200 calibration messages, all intents
+    python3 01-why-typed-decisions/label_list.py              # the first 200 calibration messages
     python3 01-why-typed-decisions/label_list.py --limit 50
 
 Better than free text, but nothing makes the model keep to the list. Each reply
@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # noqa: E402,F401  (puts the post folders on sys.path)
-from banking77 import load_labels, load_split, spread  # noqa: E402
+from banking77 import load_labels, load_split  # noqa: E402
 from llama_http import Client, exit_on_server_errors  # noqa: E402
 
 
@@ -45,15 +45,16 @@ def find_label(reply: str, names: list[str]) -> tuple[str, str | None]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--split", choices=("calib", "test"), default="calib", help="which messages (default: calib)")
-    parser.add_argument("--limit", type=int, default=200, help="how many messages (default: 200)")
+    parser.add_argument("--limit", type=int, default=200, help="the first N messages of the split (default: 200; the "
+                        "calibration split is listed round-robin over the intents, so they cover all 77)")
     parser.add_argument("--max-tokens", type=int, default=24, help="longest reply in tokens (default: 24)")
     args = parser.parse_args()
     if args.limit < 1:
         parser.error("--limit must be 1 or more")
     names = [intent.name for intent in load_labels().intents]
-    messages = spread(load_split(args.split))[: args.limit]
+    messages = load_split(args.split)[: args.limit]
     client = Client()
-    print(f"model: {client.model_info()['model']}  {len(messages)} {args.split} messages, 77 labels in the prompt, no grammar\n")
+    print(f"server: {client.url}  model: {client.model_info()['model']}\n")
     system = label_prompt(names)
     kinds = {"exact": 0, "inside": 0, "none": 0}
     right, walls, no_label = 0, [], []
@@ -70,15 +71,16 @@ def main() -> int:
         if number % 25 == 0:
             print(f"  {number}/{len(messages)}", flush=True)
     n = len(messages)
-    print(f"\nexact label only      {kinds['exact']:4d}  {100 * kinds['exact'] / n:5.1f}%")
-    print(f"label inside text     {kinds['inside']:4d}  {100 * kinds['inside'] / n:5.1f}%")
-    print(f"no label              {kinds['none']:4d}  {100 * kinds['none'] / n:5.1f}%")
-    print(f"accuracy (label found and right): {right}/{n} = {100 * right / n:.1f}%")
-    print(f"median time per request: {statistics.median(walls):.0f} ms")
+    print(f"\n{n} BANKING77 {args.split} messages, the {len(names)} intent names in the prompt, no grammar:")
+    print(f"  {kinds['exact']:5d} replies were an exact label")
+    print(f"  {kinds['inside']:5d} replies were a label inside other text")
+    print(f"  {kinds['none']:5d} replies were no label")
+    print(f"  {right:5d} were the right label ({100 * right / n:.0f}%)")
+    print(f"  median time per request: {statistics.median(walls):.0f} ms")
     if no_label:
-        print("\nreplies without a label:")
+        print()
         for text, content in no_label[:20]:
-            print(f"  {text[:60]!r:64} -> {content.strip()[:70]!r}")
+            print(f"  no label: {text!r} -> {content.strip()[:70]!r}")
         if len(no_label) > 20:
             print(f"  ... and {len(no_label) - 20} more")
     return 0

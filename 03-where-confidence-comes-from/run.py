@@ -60,7 +60,7 @@ def main() -> int:
 
     what = f"{args.dataset} {args.split} (model {model}, top_logprobs {args.top_logprobs})"
     records = run_messages(messages, out, make_record, what)
-    print_summary(records)
+    print_summary(records, f"{args.dataset} {args.split}")
     return 0
 
 

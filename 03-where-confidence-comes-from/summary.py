@@ -55,35 +55,39 @@ def percentile(values: list[float], fraction: float) -> float:
 
 
 
-def print_summary(records: list[dict]) -> None:
-    """The summary block of post 03; seconds are the requests' wall time added up (a resumed run counts all)."""
+def print_summary(records: list[dict], title: str = "") -> None:
+    """The summary block of post 03 for one results file; title names it ("banking77 test").
+
+    Seconds are the requests' wall time added up (a resumed run counts all).
+    Off-label masses are over the answers with a code, in percent.
+    """
     n = len(records)
     if n == 0:
-        print("\nno messages")
+        print(f"\n{title}: no messages")
         return
     seconds = sum(r["wall_ms"] for r in records) / 1000
     right = [r for r in records if r["correct"]]
     wrong = [r for r in records if not r["correct"]]
     ok = [r for r in records if r["status"] == "ok"]
     rate = f" ({n / seconds:.2f} messages/s)" if seconds > 0 else ""
-    print(f"\n{n} messages, {seconds:.0f} s of requests{rate}")
+    print(f"\n{title}: {n} messages in {seconds:.0f} s of requests{rate}")
     failed = {s: sum(r["status"] == s for r in records) for s in ("invalid", "too_long", "error")}
-    print(f"valid codes {len(ok)} ({100 * len(ok) / n:.1f}%)" + "".join(f", {s} {c}" for s, c in failed.items() if c))
-    print(f"correct {len(right)} ({100 * len(right) / n:.1f}%), right group {sum(r['right_group'] for r in records)} "
-          f"({100 * sum(r['right_group'] for r in records) / n:.1f}%)")
+    print(f"  valid codes: {len(ok)} ({100 * len(ok) / n:.1f}%)" + "".join(f", {s} {c}" for s, c in failed.items() if c))
+    print(f"  correct: {len(right)} ({100 * len(right) / n:.1f}%), right group: "
+          f"{sum(r['right_group'] for r in records)} ({100 * sum(r['right_group'] for r in records) / n:.1f}%)")
     for label, group in (("right", right), ("wrong", wrong)):
         if group:
-            print(f"median confidence when {label}: {statistics.median(r['confidence'] for r in group):.3f}")
+            print(f"  median confidence when {label}: {statistics.median(r['confidence'] for r in group):.3f}")
     for step in ("group", "intent"):
-        masses = [r[f"off_label_{step}"] for r in ok]
+        masses = [100 * r[f"off_label_{step}"] for r in ok]
         if masses:
-            print(f"off-label mass, {step} step: median {statistics.median(masses):.4f}, "
-                  f"95th percentile {percentile(masses, 0.95):.4f}, max {max(masses):.4f}")
-    print(f"\n{'confidence':<12} {'answers':>7} {'accuracy':>9}")
+            print(f"  off-label mass at the {step} step: median {statistics.median(masses):.2f}%, "
+                  f"95th percentile {percentile(masses, 0.95):.2f}%, max {max(masses):.2f}%")
+    print(f"\n  {'confidence':<12} {'messages':>8} {'correct':>9}")
     for low, high in RANGES:
         inside = [r for r in records if in_range(r["confidence"], low, high)]
         accuracy = f"{100 * sum(r['correct'] for r in inside) / len(inside):8.1f}%" if inside else "        -"
-        print(f"{low:.2f}-{high:<7.2f} {len(inside):7d} {accuracy}")
+        print(f"  {low:.2f}-{high:<7.2f} {len(inside):8d} {accuracy}")
 
 
 def add_results_arguments(parser: argparse.ArgumentParser, fits_on_calib: bool = False,
@@ -226,7 +230,7 @@ def main() -> int:
     args = parser.parse_args()
     path, records = load_results(args.split, args.results, args.dataset)
     print(describe(path, records))
-    print_summary(records)
+    print_summary(records, f"{args.dataset} {args.split}")
     return 0
 
 

@@ -74,7 +74,8 @@ ROOT = Path(__file__).resolve().parents[1]
 ELISION = "..."
 KINDS = ("offline console", "offline sh", "server --limit", "parse-only", "not run")
 # Python scripts a README shows that must not run inside a test, and why.
-NOT_RUN_SCRIPTS = {"run_tests.py": "runs the whole test suite, this test included, and starts a server"}
+NOT_RUN_SCRIPTS = {"run_tests.py": "runs the whole test suite, this test included, and starts a server",
+                   "post_tags.py": "makes tags in a git repository; tests/test_post_tags.py runs it in a clone"}
 # Programs a README may show that are never run here (a typo such as `pyhton3` is none of them).
 NOT_RUN_PROGRAMS = ("cd", "docker", "export", "git", "pip", "uv")
 LIMIT_IN_TESTS = "2"

@@ -37,21 +37,22 @@ def record(correct, confidence, status="ok", group_mass=0.1, intent_mass=0.2):
 
 def test_summary_prints_counts_medians_and_range_table_by_hand(capsys):
     records = [record(True, 0.95), record(True, 0.6), record(False, 0.3), record(False, 0.0, status="invalid")]
-    print_summary(records)
+    print_summary(records, "banking77 test")
     out = capsys.readouterr().out
-    assert "4 messages, 2 s of requests (2.00 messages/s)" in out        # 4 x 500 ms
-    assert "valid codes 3 (75.0%), invalid 1" in out
-    assert "correct 2 (50.0%)" in out
+    assert "banking77 test: 4 messages in 2 s of requests (2.00 messages/s)" in out  # 4 x 500 ms
+    assert "valid codes: 3 (75.0%), invalid 1" in out
+    assert "correct: 2 (50.0%)" in out
     assert "median confidence when right: 0.775" in out                   # (0.95 + 0.6) / 2
     assert "median confidence when wrong: 0.150" in out                   # (0.3 + 0.0) / 2
-    assert "0.00-0.50          2      0.0%" in out
-    assert "0.50-0.70          1    100.0%" in out
-    assert "0.70-0.90          0         -" in out
+    assert "off-label mass at the group step: median 10.00%, 95th percentile 10.00%, max 10.00%" in out
+    assert "  0.00-0.50           2      0.0%" in out
+    assert "  0.50-0.70           1    100.0%" in out
+    assert "  0.70-0.90           0         -" in out
 
 
 def test_summary_of_nothing_says_so(capsys):
-    print_summary([])
-    assert "no messages" in capsys.readouterr().out
+    print_summary([], "banking77 calib")
+    assert "banking77 calib: no messages" in capsys.readouterr().out
 
 
 def test_summary_script_prints_the_reference_calibration_split_without_a_server():
