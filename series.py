@@ -1,15 +1,21 @@
-"""Puts every post folder of the series on sys.path.
+"""Puts every post folder of the series on sys.path, ahead of installed packages.
 
 Post folders start with digits and contain hyphens, so they are not Python
 packages. A script reaches an earlier post's module by importing this file
 first; after that, ``from decision import ask_code`` finds
-01-why-typed-decisions/decision.py. Module names are unique across folders,
-so the order of the folders on sys.path does not matter.
-
-Every script starts with the same two lines::
+01-why-typed-decisions/decision.py. Every script starts with the same two
+lines (linters accept imports after a sys.path change, so they need no
+exception)::
 
     sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
-    import series  # noqa: F401  (puts the post folders on sys.path)
+    import series  # puts the post folders on sys.path
+
+The folders go right after the repository root, before site-packages, so an
+installed package that happens to share a module's name (say, one called
+`routes`) never wins the import. Module names must be unique across the
+folders, since only the first of two equal names could ever be imported: a
+second one raises ImportError here, naming both files. The one exception is
+`run.py`, the entry point of posts 02 and 03, which nothing imports.
 """
 import sys
 from pathlib import Path
@@ -19,6 +25,31 @@ FOLDERS = sorted(
     path for path in ROOT.iterdir()
     if path.is_dir() and (path.name[:2].isdigit() or path.name == "datasets")
 )
-for folder in FOLDERS:
-    if str(folder) not in sys.path:
-        sys.path.append(str(folder))
+# Entry points that several posts have and nothing imports.
+SCRIPT_NAMES = {"run"}
+
+
+def module_files() -> dict[str, list[Path]]:
+    """Module name -> the .py files of that name in the post folders (more than one is an error)."""
+    found: dict[str, list[Path]] = {}
+    for folder in FOLDERS:
+        for path in sorted(folder.glob("*.py")):
+            found.setdefault(path.stem, []).append(path)
+    return found
+
+
+def check_unique_names() -> None:
+    """Raise ImportError naming every module name that two post folders share (run.py excepted)."""
+    clashes = {name: paths for name, paths in module_files().items() if len(paths) > 1 and name not in SCRIPT_NAMES}
+    if clashes:
+        listed = "; ".join(f"{name}: {', '.join(str(p.relative_to(ROOT)) for p in paths)}"
+                           for name, paths in sorted(clashes.items()))
+        raise ImportError(f"two post modules share a name, so only one could be imported: {listed}; rename one")
+
+
+check_unique_names()
+for folder in map(str, FOLDERS):
+    if folder in sys.path:
+        sys.path.remove(folder)
+position = sys.path.index(str(ROOT)) + 1 if str(ROOT) in sys.path else 0
+sys.path[position:position] = [str(folder) for folder in FOLDERS]

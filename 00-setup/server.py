@@ -39,9 +39,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import series  # noqa: E402,F401  (puts the post folders on sys.path)
+import series  # puts the post folders on sys.path
 from llama_http import (Client, ServerError, ServerLoading, ServerUnreachable, exit_on_server_errors, server_command,
-                        server_url)  # noqa: E402
+                        server_url)
 
 # llama-cpp-python 0.3.36 vendors llama.cpp build 11312, commit 0c1e57098 (its CHANGELOG).
 LLAMA_CPP_PYTHON = "0.3.36"

@@ -17,9 +17,9 @@ import textwrap
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import series  # noqa: E402,F401  (puts the post folders on sys.path)
-from customer_messages import FREE_TEXT  # noqa: E402
-from llama_http import Client, exit_on_server_errors  # noqa: E402
+import series  # puts the post folders on sys.path
+from customer_messages import FREE_TEXT
+from llama_http import Client, exit_on_server_errors
 
 SYSTEM = "You assist a bank's customer support team. Tell us what the customer wants."
 MAX_TOKENS = 120

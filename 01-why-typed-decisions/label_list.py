@@ -17,9 +17,9 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import series  # noqa: E402,F401  (puts the post folders on sys.path)
-from banking77 import load_labels, load_split  # noqa: E402
-from llama_http import Client, exit_on_server_errors  # noqa: E402
+import series  # puts the post folders on sys.path
+from banking77 import load_labels, load_split
+from llama_http import Client, exit_on_server_errors
 
 
 def label_prompt(names: list[str]) -> str:

@@ -17,11 +17,11 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import series  # noqa: E402,F401  (puts the post folders on sys.path)
-from banking77 import load_split, spread  # noqa: E402
-from decision import ask_code  # noqa: E402
-from llama_http import Client, exit_on_server_errors  # noqa: E402
-from typed_prompt import load_prompt  # noqa: E402
+import series  # puts the post folders on sys.path
+from banking77 import load_split, spread
+from decision import ask_code
+from llama_http import Client, exit_on_server_errors
+from typed_prompt import load_prompt
 
 TARGET = 1.03
 

@@ -17,10 +17,10 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import series  # noqa: E402,F401  (puts the post folders on sys.path)
-from decision import ask_code, request_settings, typed_messages  # noqa: E402
-from llama_http import Client, exit_on_server_errors  # noqa: E402
-from typed_prompt import BuiltPrompt, load_prompt  # noqa: E402
+import series  # puts the post folders on sys.path
+from decision import ask_code, request_settings, typed_messages
+from llama_http import Client, exit_on_server_errors
+from typed_prompt import BuiltPrompt, load_prompt
 
 MESSAGES = (
     "My card still hasn't arrived, it's been two weeks.",  # an ordinary message, for comparison

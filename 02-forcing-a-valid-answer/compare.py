@@ -17,8 +17,8 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import series  # noqa: E402,F401  (puts the post folders on sys.path)
-from results_file import read_results, results_folder  # noqa: E402
+import series  # puts the post folders on sys.path
+from results_file import read_results, results_folder
 
 WITH_GRAMMAR = results_folder(__file__) / "codes-banking77-calib.jsonl"
 WITHOUT_GRAMMAR = results_folder(__file__) / "codes-banking77-calib-nogrammar.jsonl"

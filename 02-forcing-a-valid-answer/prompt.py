@@ -21,8 +21,8 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import series  # noqa: E402,F401  (puts the post folders on sys.path)
-from typed_prompt import PROMPTS  # noqa: E402
+import series  # puts the post folders on sys.path
+from typed_prompt import PROMPTS
 
 
 def main() -> int:

@@ -17,14 +17,14 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import series  # noqa: E402,F401  (puts the post folders on sys.path)
-from banking77 import load_split  # noqa: E402
-from batch import add_split_arguments, base_record, pick_messages, run_messages  # noqa: E402
-from compare import percent  # noqa: E402
-from decision import ask_code, request_settings  # noqa: E402
-from llama_http import Client, exit_on_server_errors  # noqa: E402
-from typed_prompt import load_prompt  # noqa: E402
-from results_file import results_folder  # noqa: E402
+import series  # puts the post folders on sys.path
+from banking77 import load_split
+from batch import add_split_arguments, base_record, pick_messages, run_messages
+from compare import percent
+from decision import ask_code, request_settings
+from llama_http import Client, exit_on_server_errors
+from typed_prompt import load_prompt
+from results_file import results_folder
 
 
 def main() -> int:

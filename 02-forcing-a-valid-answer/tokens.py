@@ -16,9 +16,9 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import series  # noqa: E402,F401  (puts the post folders on sys.path)
-from confidence import letter_tokens  # noqa: E402
-from llama_http import Client, exit_on_server_errors  # noqa: E402
+import series  # puts the post folders on sys.path
+from confidence import letter_tokens
+from llama_http import Client, exit_on_server_errors
 
 # The evidence for letters: one letter with and without a space, numbers past 9,
 # intent names as the model would have to write them, and a code with its second piece.

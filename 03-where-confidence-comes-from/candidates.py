@@ -18,12 +18,12 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import series  # noqa: E402,F401  (puts the post folders on sys.path)
-from confidence import answer_of, letter_tokens  # noqa: E402
-from decision import ask_code  # noqa: E402
-from llama_http import Client, exit_on_server_errors  # noqa: E402
-from summary import add_results_arguments, describe, load_results  # noqa: E402
-from typed_prompt import PROMPTS  # noqa: E402
+import series  # puts the post folders on sys.path
+from confidence import answer_of, letter_tokens
+from decision import ask_code
+from llama_http import Client, exit_on_server_errors
+from summary import add_results_arguments, describe, load_results
+from typed_prompt import PROMPTS
 
 MORE = 100
 SHOWN = 10

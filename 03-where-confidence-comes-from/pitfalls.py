@@ -22,12 +22,12 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import series  # noqa: E402,F401  (puts the post folders on sys.path)
-from confidence import TOP_LOGPROBS, letter_tokens, typed_answer  # noqa: E402
-from decision import ask_code, request_settings, typed_messages  # noqa: E402
-from llama_http import Client, exit_on_server_errors  # noqa: E402
-from logprobs import COFFEE  # noqa: E402
-from typed_prompt import load_prompt  # noqa: E402
+import series  # puts the post folders on sys.path
+from confidence import TOP_LOGPROBS, letter_tokens, typed_answer
+from decision import ask_code, request_settings, typed_messages
+from llama_http import Client, exit_on_server_errors
+from logprobs import COFFEE
+from typed_prompt import load_prompt
 
 
 def first_candidates(response: dict) -> list[dict]:

@@ -22,15 +22,15 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import series  # noqa: E402,F401  (puts the post folders on sys.path)
-import banking77  # noqa: E402
-import clinc150  # noqa: E402
-from batch import add_split_arguments, base_record, pick_messages, run_messages  # noqa: E402
-from confidence import answer_fields, answer_of, letter_tokens  # noqa: E402
-from decision import ask_code, request_settings  # noqa: E402
-from llama_http import Client, exit_on_server_errors  # noqa: E402
-from typed_prompt import PROMPTS  # noqa: E402
-from summary import DATASETS, own_results_path, print_summary  # noqa: E402
+import series  # puts the post folders on sys.path
+import banking77
+import clinc150
+from batch import add_split_arguments, base_record, pick_messages, run_messages
+from confidence import answer_fields, answer_of, letter_tokens
+from decision import ask_code, request_settings
+from llama_http import Client, exit_on_server_errors
+from typed_prompt import PROMPTS
+from summary import DATASETS, own_results_path, print_summary
 
 SPLIT_LOADERS = {"banking77": banking77.load_split, "clinc150": clinc150.load_split}
 

@@ -15,10 +15,10 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import series  # noqa: E402,F401  (puts the post folders on sys.path)
-import banking77  # noqa: E402
-import clinc150  # noqa: E402
-from results_file import read_results, results_folder  # noqa: E402
+import series  # puts the post folders on sys.path
+import banking77
+import clinc150
+from results_file import read_results, results_folder
 
 ROOT = Path(__file__).resolve().parents[1]
 # run.py writes a reader's own runs here; the committed reference runs of the CPU default model are below it.

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import series  # noqa: E402,F401  (puts the post folders on sys.path)
-from summary import add_results_arguments, describe, load_results  # noqa: E402
+import series  # puts the post folders on sys.path
+from summary import add_results_arguments, describe, load_results
 
 N_BINS = 15
 BIN_COUNTS = (5, 10, 15, 20, 30)

@@ -19,10 +19,10 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import series  # noqa: E402,F401  (puts the post folders on sys.path)
-from ece import N_BINS, Bin, ece, outcomes, reliability_bins  # noqa: E402
-from results_file import results_folder  # noqa: E402
-from summary import add_results_arguments, describe, load_results  # noqa: E402
+import series  # puts the post folders on sys.path
+from ece import N_BINS, Bin, ece, outcomes, reliability_bins
+from results_file import results_folder
+from summary import add_results_arguments, describe, load_results
 
 
 def has_display() -> bool:

@@ -19,11 +19,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import series  # noqa: E402,F401  (puts the post folders on sys.path)
-from ece import N_BINS, check_inputs, ece, outcomes, print_bins, reliability_bins  # noqa: E402
-from plot import add_plot_arguments, has_display, png_path, pyplot, reliability_figure, save_figure  # noqa: E402
-from summary import add_results_arguments, load_fit_and_report  # noqa: E402
-from temperature import fit_temperatures, scaled_confidences  # noqa: E402
+import series  # puts the post folders on sys.path
+from ece import N_BINS, check_inputs, ece, outcomes, print_bins, reliability_bins
+from plot import add_plot_arguments, has_display, png_path, pyplot, reliability_figure, save_figure
+from summary import add_results_arguments, load_fit_and_report
+from temperature import fit_temperatures, scaled_confidences
 
 
 @dataclass(frozen=True)

@@ -21,12 +21,12 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import series  # noqa: E402,F401  (puts the post folders on sys.path)
-from ece import outcomes  # noqa: E402
-from plot import add_plot_arguments, has_display, png_path, pyplot, save_figure  # noqa: E402
-from isotonic import confidence_variants  # noqa: E402
-from separation import TARGETS, CoveragePoint, accuracy_coverage, area_under_risk  # noqa: E402
-from summary import add_results_arguments, load_fit_and_report  # noqa: E402
+import series  # puts the post folders on sys.path
+from ece import outcomes
+from plot import add_plot_arguments, has_display, png_path, pyplot, save_figure
+from isotonic import confidence_variants
+from separation import TARGETS, CoveragePoint, accuracy_coverage, area_under_risk
+from summary import add_results_arguments, load_fit_and_report
 
 # Curves with at most this many points get a marker on each, so a flat stretch entering at once is visible.
 MARKED = 60

@@ -31,11 +31,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import series  # noqa: E402,F401  (puts the post folders on sys.path)
-from ece import check_inputs  # noqa: E402
-from isotonic import confidence_variants  # noqa: E402
-from separation import SingleClassError, auroc, percent, tie_groups  # noqa: E402
-from summary import add_results_arguments, load_fit_and_report  # noqa: E402
+import series  # puts the post folders on sys.path
+from ece import check_inputs
+from isotonic import confidence_variants
+from separation import SingleClassError, auroc, percent, tie_groups
+from summary import add_results_arguments, load_fit_and_report
 
 RECALL = 0.95
 

@@ -29,10 +29,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import series  # noqa: E402,F401  (puts the post folders on sys.path)
-from ece import check_inputs, outcomes  # noqa: E402
-from isotonic import confidence_variants  # noqa: E402
-from summary import add_results_arguments, load_fit_and_report  # noqa: E402
+import series  # puts the post folders on sys.path
+from ece import check_inputs, outcomes
+from isotonic import confidence_variants
+from summary import add_results_arguments, load_fit_and_report
 
 TARGETS = (0.95, 0.98, 0.99)
 COVERAGES = tuple(k / 10 for k in range(1, 11))

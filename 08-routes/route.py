@@ -21,15 +21,15 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import series  # noqa: E402,F401  (puts the post folders on sys.path)
-from banking77 import Intent  # noqa: E402
-from confidence import TOP_LOGPROBS, answer_fields, answer_of, letter_tokens  # noqa: E402
-from customer_messages import ROUTED  # noqa: E402
-from decision import CodeReply, ask_code  # noqa: E402
-from llama_http import Client, exit_on_server_errors  # noqa: E402
-from typed_prompt import PROMPTS, BuiltPrompt  # noqa: E402
-from routes import Calibrator, Thresholds, add_threshold_arguments, route_of, thresholds_from, top_two  # noqa: E402
-from summary import add_calib_arguments  # noqa: E402
+import series  # puts the post folders on sys.path
+from banking77 import Intent
+from confidence import TOP_LOGPROBS, answer_fields, answer_of, letter_tokens
+from customer_messages import ROUTED
+from decision import CodeReply, ask_code
+from llama_http import Client, exit_on_server_errors
+from typed_prompt import PROMPTS, BuiltPrompt
+from routes import Calibrator, Thresholds, add_threshold_arguments, route_of, thresholds_from, top_two
+from summary import add_calib_arguments
 
 
 def plain_words(intent: Intent) -> str:

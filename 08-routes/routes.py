@@ -37,12 +37,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import series  # noqa: E402,F401  (puts the post folders on sys.path)
-from ece import check_inputs, outcomes  # noqa: E402
-from isotonic import fit_isotonic  # noqa: E402
-from out_of_scope import code_list, out_of_scope_codes  # noqa: E402
-from separation import percent  # noqa: E402
-from summary import add_results_arguments, load_fit_and_report, load_results, percentile  # noqa: E402
+import series  # puts the post folders on sys.path
+from ece import check_inputs, outcomes
+from isotonic import fit_isotonic
+from out_of_scope import code_list, out_of_scope_codes
+from separation import percent
+from summary import add_results_arguments, load_fit_and_report, load_results, percentile
 
 ROUTES = ("act", "ask", "hand_over")
 TARGET = 0.985

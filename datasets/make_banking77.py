@@ -33,8 +33,8 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import series  # noqa: F401,E402  (puts the post folders on sys.path)
-from banking77 import LABELS_FILE, check_labels, load_labels, load_rows  # noqa: E402
+import series  # puts the post folders on sys.path
+from banking77 import LABELS_FILE, check_labels, load_labels, load_rows
 
 N_EXAMPLES = 5
 N_CALIBRATION = 10

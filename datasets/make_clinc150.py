@@ -30,10 +30,10 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import series  # noqa: F401,E402  (puts the post folders on sys.path)
-from clinc150 import (CALIB_OOS_SPLIT, CALIB_SPLIT, LABELS_FILE, OUT_OF_SCOPE,  # noqa: E402
+import series  # puts the post folders on sys.path
+from clinc150 import (CALIB_OOS_SPLIT, CALIB_SPLIT, LABELS_FILE, OUT_OF_SCOPE,
                       check_labels, load_labels, load_rows)
-from make_banking77 import fits_in_prompt, normalise, to_json  # noqa: E402
+from make_banking77 import fits_in_prompt, normalise, to_json
 
 N_EXAMPLES = 5
 N_CALIBRATION = 5

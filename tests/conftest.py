@@ -16,13 +16,13 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-import series  # noqa: E402,F401  (puts the post folders on sys.path)
-from datafiles import DATA_ENV  # noqa: E402
-from llama_http import Client, ServerLoading, ServerUnreachable  # noqa: E402
-from script_sandbox import FakePath  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import series  # puts the post folders on sys.path
+from datafiles import DATA_ENV
+from llama_http import Client, ServerLoading, ServerUnreachable
+from script_sandbox import FakePath
 
+ROOT = series.ROOT
 # Tests read the offline mirror next to the repository (as in CI) unless the
 # caller points elsewhere; without one, the loaders download (as run_tests.py does).
 MIRROR = ROOT.parent / "shared" / "datasets"

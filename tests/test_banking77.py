@@ -1,7 +1,6 @@
 """BANKING77 loader, the label file, and the script that regenerates it."""
 import copy
 import json
-import os
 import re
 import shutil
 import string
@@ -12,15 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from banking77 import LABELS_FILE, Message, check_labels, load_labels, load_rows, load_split, spread
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-import series  # noqa: F401,E402  (puts the post folders on sys.path)
-from datafiles import DATA_ENV  # noqa: E402
-
-# Tests read the offline mirror unless the caller points elsewhere.
-os.environ.setdefault(DATA_ENV, str(ROOT.parent / "shared" / "datasets"))
-
-from banking77 import LABELS_FILE, Message, check_labels, load_labels, load_rows, load_split, spread  # noqa: E402
 
 
 @pytest.fixture(scope="module")

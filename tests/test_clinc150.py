@@ -1,7 +1,6 @@
 """CLINC150 loader, its label file with the out-of-scope code K-A, and the script that regenerates it."""
 import copy
 import json
-import os
 import re
 import shutil
 import string
@@ -12,19 +11,14 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-import series  # noqa: F401,E402  (puts the post folders on sys.path)
-from datafiles import DATA_ENV, DatasetUnavailable  # noqa: E402
-
-# Tests read the offline mirror unless the caller points elsewhere.
-os.environ.setdefault(DATA_ENV, str(ROOT.parent / "shared" / "datasets"))
-
-from clinc150 import (CALIB_OOS_SPLIT, CALIB_SPLIT, DATA_SHA256, LABELS_FILE, check_labels,  # noqa: E402
+from clinc150 import (CALIB_OOS_SPLIT, CALIB_SPLIT, DATA_SHA256, LABELS_FILE, check_labels,
                       load_domains, load_labels, load_rows, load_split, spread)
-from make_banking77 import normalise  # noqa: E402
-from grammar_codes import grammar_codes  # noqa: E402
-from typed_prompt import CLINC150_EXAMPLES, build_prompt, load_clinc150_prompt  # noqa: E402
+from datafiles import DATA_ENV, DatasetUnavailable
+from grammar_codes import grammar_codes
+from make_banking77 import normalise
+from typed_prompt import CLINC150_EXAMPLES, build_prompt, load_clinc150_prompt
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")

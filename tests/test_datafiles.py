@@ -1,15 +1,13 @@
 """datafiles.fetch: mirror folder, download cache, and the errors a reader sees."""
 import hashlib
 import os
-import sys
 from pathlib import Path
 
 import pytest
 
+from datafiles import DATA_ENV, DatasetUnavailable, fetch
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-import series  # noqa: F401,E402  (puts the post folders on sys.path)
-from datafiles import DATA_ENV, DatasetUnavailable, fetch  # noqa: E402
 
 CONTENT = b"text,category\nhello,greeting\n"
 SHA256 = hashlib.sha256(CONTENT).hexdigest()

@@ -19,7 +19,7 @@ from readme_commands import repository_copy  # the files git tracks, as a fresh 
 
 ROOT = Path(__file__).resolve().parents[1]
 # Every program the tests run that does not come with Python or the OS.
-TEST_PROGRAMS = ("shellcheck", "uv")
+TEST_PROGRAMS = ("shellcheck", "uv", "ruff")
 
 
 @pytest.mark.parametrize("program", TEST_PROGRAMS)
