@@ -38,11 +38,11 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("message", nargs="?", default=COFFEE, help="a customer message (default: post 03's coffee message)")
     args = parser.parse_args()
+    if not args.message.strip():
+        parser.error("the message is empty")
     client = Client()
     built = load_prompt()
     tokens = letter_tokens(client)
-    if not args.message.strip():
-        parser.error("the message is empty")
     messages = typed_messages(built, args.message)
     print(f"model: {client.model_info()['model']}\nmessage: {args.message}")
 
@@ -57,10 +57,14 @@ def main() -> int:
               for a, b in zip(first_candidates(with_grammar), first_candidates(without)))
     allowed = set(tokens.letter[g] for g in built.group_letters)
     forbidden = [c["token"] for c in first_candidates(with_grammar) if c["id"] not in allowed]
-    print(f"  same 30 tokens in the same order: {ids[0] == ids[1]}; largest difference in probability: {gap:.4f}")
-    print("  (the last digits move with how much of the prompt the server took from its cache, not with the grammar)")
-    print(f"  with the grammar on, {len(forbidden)} of the 30 are tokens the grammar forbids, e.g. {forbidden[:4]}:")
-    print("  the server reports probabilities before the grammar, so renormalizing over the allowed letters is our job.")
+    same = ids[0] == ids[1]
+    print(f"  same {len(ids[0])} tokens in the same order: {same}; largest difference in probability: {gap:.4f}")
+    print(f"  with the grammar on, {len(forbidden)} of the {len(ids[0])} are tokens the grammar forbids, e.g. {forbidden[:4]}")
+    if same and gap < 0.01 and forbidden:
+        print("  So the grammar did not change the reported candidates: they are the model's probabilities before the")
+        print("  grammar, forbidden tokens included, and renormalizing over the allowed letters is our job.")
+    else:
+        print("  The candidates differ with the grammar here: read the two lists above before trusting either.")
 
     print("\n2. post_sampling_probs at temperature 0")
     settings = {**request_settings(built, True, TOP_LOGPROBS), "post_sampling_probs": True}
@@ -68,18 +72,27 @@ def main() -> int:
     listed = step.get("top_probs", step.get("top_logprobs", []))
     shown = "  ".join(f"{c['token']!r} {c.get('prob', math.exp(c.get('logprob', 0.0))):.3f}" for c in listed[:5])
     print(f"  {len(listed)} candidate(s): {shown}")
-    print("  Greedy sampling keeps one token, so its probability is 1: no information about doubt.")
+    top_probability = listed[0].get("prob", math.exp(listed[0].get("logprob", 0.0))) if listed else None
+    if len(listed) == 1 and top_probability == 1.0:
+        print("  Greedy sampling left one token with probability 1: it says nothing about how sure the model was.")
+    else:
+        print(f"  {len(listed)} candidates after sampling: compare them with pitfall 1's before deciding they mean anything.")
 
     print("\n3. top_logprobs 3, 30 and 100")
+    answers = {}
     for top in (3, TOP_LOGPROBS, 100):
-        reply = ask_code(client, built, args.message, top_logprobs=top)
-        answer = typed_answer(reply.response, built, tokens)
-        print(f"  top_logprobs {top:2d}: {answer.code}  P(group) {answer.p_group:.4f}  "
+        answers[top] = typed_answer(ask_code(client, built, args.message, top_logprobs=top).response, built, tokens)
+        answer = answers[top]
+        print(f"  top_logprobs {top:3d}: {answer.code}  P(group) {answer.p_group:.4f}  "
               f"P(intent|group) {answer.p_intent_given_group:.4f}  confidence {answer.confidence:.4f}  "
-              f"valid letters missing: {answer.missing_letters}")
-    print("  With 3 candidates most valid letters are missing and count as 0: the confidence is inflated.")
-    print("  From 30 to 100 it hardly moves: the letters beyond the 30th carry almost nothing (candidates.py checks")
-    print("  every answer of a results file that missed a letter).")
+              f"allowed letters missing: {answer.missing_letters}")
+    few, enough, more = answers[3], answers[TOP_LOGPROBS], answers[100]
+    print(f"  3 candidates: {few.missing_letters} allowed letters missing, counted as 0, so the confidence is "
+          f"{few.confidence - enough.confidence:+.4f} off the 30-candidate one.")
+    print(f"  30 against 100: the confidence moves by {abs(more.confidence - enough.confidence):.4f}"
+          + (": 30 is enough for this message." if abs(more.confidence - enough.confidence) < 1e-3
+             else ": more candidates matter for this message.")
+          + " candidates.py checks every answer of a results file that missed a letter.")
 
     print("\n4. thinking")
     template = client.get("/props").get("chat_template", "")
@@ -93,11 +106,17 @@ def main() -> int:
         print("  differs (A-J instead of C-F). The server runs with --reasoning off and every request here sends")
         print("  enable_thinking false; a request that sends true turns thinking back on.")
         return 0
+    first = {}
     for thinking in (False, True):
         body = client.chat(messages, temperature=0.0, max_tokens=1, logprobs=True, top_logprobs=5,
                            chat_template_kwargs={"enable_thinking": thinking}).body
-        shown = "  ".join(f"{c['token']!r} {math.exp(c['logprob']):.3f}" for c in first_candidates(body))
+        first[thinking] = first_candidates(body)
+        shown = "  ".join(f"{c['token']!r} {math.exp(c['logprob']):.3f}" for c in first[thinking])
         print(f"  no grammar, enable_thinking {str(thinking):<5}: first token candidates {shown}")
+    letters = {tokens.letter[g] for g in built.group_letters}
+    if first[True] and first[True][0]["id"] not in letters:
+        print(f"  With thinking on, the most likely first token is {first[True][0]['token']!r}, not a group letter:")
+        print("  step 1 would measure the start of the reasoning, not the group.")
     body = client.chat(messages, **request_settings(built, True, 5, max_tokens=8),
                        chat_template_kwargs={"enable_thinking": True}).body
     message = body["choices"][0]["message"]
