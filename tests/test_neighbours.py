@@ -1,11 +1,13 @@
-"""The TF-IDF retriever (datasets/neighbours.py).
+"""The TF-IDF retriever (datasets/neighbours.py), the group check and the baseline script.
 
 scikit-learn is the reference for the TF-IDF weights and cosines; the
 datasets come from the offline mirror (conftest sets TYPED_DECISIONS_DATA).
 No server is needed.
 """
+import json
 import math
 import random
+import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
@@ -19,7 +21,8 @@ sys.path.insert(0, str(ROOT))
 import series  # noqa: F401,E402  (puts the post folders on sys.path)
 import banking77  # noqa: E402
 import clinc150  # noqa: E402
-from banking77 import Message, load_labels  # noqa: E402
+from banking77 import LABELS_FILE, Message, load_labels  # noqa: E402
+from check_groups import by_chance, confusions, in_group, group_of, moved  # noqa: E402
 from neighbours import (TOKEN_PATTERN, Retriever, banking77_fit_messages, clinc150_fit_messages,  # noqa: E402
                         features, fit_banking77, gold_positions, recall_at, tokens)
 
@@ -189,7 +192,7 @@ def test_clinc150_fit_is_train_then_oos_train_and_no_calibration_message():
     assert {m.id for m in clinc150.load_split("calib")}.isdisjoint(m.id for m in messages)
 
 
-# --- leave-one-out ---------------------------------------------------
+# --- leave-one-out and the group check ---------------------------------------------------
 
 def test_a_message_is_never_among_its_own_neighbours_when_left_out(banking):
     for index in range(0, len(banking.texts), 37):
@@ -198,3 +201,57 @@ def test_a_message_is_never_among_its_own_neighbours_when_left_out(banking):
     # without leaving it out, a message is its own nearest neighbour (or ties with an earlier copy)
     first = banking.neighbours(banking.texts[5])[0]
     assert first.similarity == pytest.approx(1.0) and first.index <= 5
+
+
+def test_confusions_count_the_intent_ranked_first_with_the_message_left_out():
+    r = fitted(("card lost", "a"), ("card lost", "b"), ("card lost", "b"), ("zebra", "c"))
+    confused, alone = confusions(r)
+    # m0 (a) sees m1 and m2 (b): a -> b. m1 (b) sees m0 (a) and m2 (b), b scores 1.0 = a's 1.0,
+    # tie to the name: a first -> b -> a. Likewise m2. m3 shares no word: no neighbour.
+    assert confused == Counter({("a", "b"): 1, ("b", "a"): 2})
+    assert alone == 1
+
+
+def moved_copy(tmp_path, moves: dict[str, str]) -> Path:
+    """A copy of banking77.json with intents moved to the end of other groups (intent -> group letter)."""
+    data = json.loads(LABELS_FILE.read_text(encoding="utf-8"))
+    for name, letter in moves.items():
+        source = next(g for g in data["groups"] if any(i["intent"] == name for i in g["intents"]))
+        item = next(i for i in source["intents"] if i["intent"] == name)
+        source["intents"].remove(item)
+        next(g for g in data["groups"] if g["letter"] == letter)["intents"].append(item)
+    for group in data["groups"]:  # letters run A, B, C... again
+        for i, item in enumerate(group["intents"]):
+            item["letter"] = banking77.LETTERS[i]
+    path = tmp_path / "moved.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path
+
+
+def test_moved_names_the_intents_another_file_groups_differently(tmp_path):
+    labels = load_labels()
+    other = load_labels(moved_copy(tmp_path, {"card_swallowed": "D", "exchange_rate": "C"}))
+    assert moved(labels, other) == [("card_swallowed", "B", "D"), ("exchange_rate", "G", "C")]
+    assert moved(labels, labels) == []
+
+
+def test_in_group_share_and_its_chance_level():
+    labels = load_labels()
+    groups = group_of(labels)
+    confused = Counter({("card_arrival", "card_delivery_estimate"): 3, ("card_arrival", "exchange_rate"): 1})
+    assert in_group(confused, groups) == 3  # both A; exchange_rate is in G
+    sizes = [len(g.intents) for g in labels.groups]  # 11 + 11 + 10 + 7 + 14 + 10 + 4 + 10 = 77
+    assert by_chance(labels) == pytest.approx(sum(s * (s - 1) for s in sizes) / (77 * 76))
+
+
+# --- the scripts' doors ---------------------------------------------------------------
+
+def run(script: str, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(ROOT / script), *args], capture_output=True, text=True, timeout=120)
+
+
+def test_check_groups_with_a_missing_compare_file_exits_2_with_one_line(tmp_path):
+    result = run("datasets/check_groups.py", "--compare", str(tmp_path / "nope.json"))
+    assert result.returncode == 2 and result.stdout == ""
+    assert len(result.stderr.strip().splitlines()) == 1 and "nope.json" in result.stderr
+    assert run("datasets/check_groups.py", "--help").returncode == 0
