@@ -1,4 +1,4 @@
-"""The TF-IDF retriever (datasets/neighbours.py), the group check and the baseline script.
+"""The TF-IDF retriever (datasets/neighbours.py), the group check (check_groups.py) and the baseline script.
 
 scikit-learn is the reference for the TF-IDF weights and cosines; the
 datasets come from the offline mirror (conftest sets TYPED_DECISIONS_DATA).
@@ -255,3 +255,9 @@ def test_check_groups_with_a_missing_compare_file_exits_2_with_one_line(tmp_path
     assert result.returncode == 2 and result.stdout == ""
     assert len(result.stderr.strip().splitlines()) == 1 and "nope.json" in result.stderr
     assert run("datasets/check_groups.py", "--help").returncode == 0
+
+
+def test_baseline_refuses_all_train_for_clinc150_and_has_help():
+    result = run("01-why-typed-decisions/baseline.py", "--dataset", "clinc150", "--all-train")
+    assert result.returncode == 2 and "--all-train is for BANKING77" in result.stderr
+    assert run("01-why-typed-decisions/baseline.py", "--help").returncode == 0
