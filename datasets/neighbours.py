@@ -46,8 +46,8 @@ Ranking uses an inverted index (feature -> the fitted messages that hold it,
 with their weights), so a query only touches the messages that share a
 feature with it, and skips most of those that share only common words (see
 Retriever.neighbours): 3,080 BANKING77 test messages against 9,233 fitted
-ones take about 5 seconds on a 2-core machine, against about 45 for the
-plain inverted index (datasets/README.md).
+ones take about 5 seconds on a 2-core machine, against about 24 when every
+posting is walked (datasets/README.md).
 """
 from __future__ import annotations
 

@@ -128,6 +128,15 @@ def sklearn_tfidf(texts):
     return vectorizer, vectorizer.fit_transform(texts)
 
 
+def dense(vectors: list[dict[str, float]], vocabulary: dict[str, int]) -> np.ndarray:
+    """{feature: weight} vectors as the rows of a matrix with scikit-learn's columns."""
+    array = np.zeros((len(vectors), len(vocabulary)))
+    for row, vector in enumerate(vectors):
+        for term, weight in vector.items():
+            array[row, vocabulary[term]] = weight
+    return array
+
+
 def test_weights_and_cosines_agree_with_scikit_learn_on_real_messages():
     train = banking77.load_rows("train")
     chosen = random.Random(7).sample(train, 300)
@@ -138,21 +147,20 @@ def test_weights_and_cosines_agree_with_scikit_learn_on_real_messages():
     assert set(r.idf) == set(vocabulary)
     for term, column in vocabulary.items():
         assert r.idf[term] == pytest.approx(vectorizer.idf_[column], abs=1e-9)
-    ours = np.zeros(matrix.shape)
+    fitted_vectors = [{} for _ in chosen]
     for term, postings in r.postings.items():
         for index, weight in postings.items():
-            ours[index, vocabulary[term]] = weight
-    np.testing.assert_allclose(ours, matrix.toarray(), rtol=0, atol=1e-9)
+            fitted_vectors[index][term] = weight
+    np.testing.assert_allclose(dense(fitted_vectors, vocabulary), matrix.toarray(), rtol=0, atol=1e-9)
     reference = vectorizer.transform(queries)
+    np.testing.assert_allclose(dense([r.vector(text) for text in queries], vocabulary), reference.toarray(), rtol=0, atol=1e-9)
     cosines = (reference @ matrix.T).toarray()
     for row, text in enumerate(queries):
-        vector = r.vector(text)
-        for term, column in vocabulary.items():
-            assert vector.get(term, 0.0) == pytest.approx(reference[row, column], abs=1e-9)
-        for neighbour in r.neighbours(text, k=300):
+        neighbours = r.neighbours(text, k=300)
+        for neighbour in neighbours:
             assert neighbour.similarity == pytest.approx(cosines[row, neighbour.index], abs=1e-9)
         # every message with a positive cosine is a neighbour when k is the whole corpus
-        assert len(r.neighbours(text, k=300)) == int((cosines[row] > 1e-12).sum())
+        assert len(neighbours) == int((cosines[row] > 1e-12).sum())
 
 
 def test_pruned_search_finds_the_same_neighbours_as_a_full_scan(banking):
@@ -164,7 +172,7 @@ def test_pruned_search_finds_the_same_neighbours_as_a_full_scan(banking):
     same_order = 0
     for row, text in enumerate(queries):
         ours = banking.neighbours(text)
-        order = sorted(range(matrix.shape[0]), key=lambda i: (-cosines[row, i], i))[:10]
+        order = list(np.lexsort((np.arange(matrix.shape[0]), -cosines[row]))[:10])  # ties: lower index
         np.testing.assert_allclose([n.similarity for n in ours], cosines[row, order], rtol=0, atol=1e-9)
         # every message clearly above the 10th cosine is found (a float-level tie may go either way)
         clearly = {i for i in order if cosines[row, i] > cosines[row, order[-1]] + 1e-12}
