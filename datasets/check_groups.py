@@ -146,8 +146,8 @@ def print_comparison(labels: LabelSet, other: LabelSet, names: tuple[str, str], 
     if not rows:
         return
     here, there = group_of(labels), group_of(other)
-    print(f"\n{len(rows)} intents sit in another group in {names[1]}; the confusions they take part in "
-          "(as own or as first intent), and how many stay in a group")
+    print(f"\n{len(rows)} intents sit in another group in {names[1]}; the confusions each takes part in "
+          "(as own or as first intent; one between two of them counts in both rows), and how many stay in a group")
     table = [(name, f"{a} {labels.group(a).name}", f"{b} {other.group(b).name}",
               Counter({pair: n for pair, n in confused.items() if name in pair})) for name, a, b in rows]
     widths = [max(len(row[i]) for row in table) for i in range(3)]
