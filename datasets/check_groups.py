@@ -21,6 +21,7 @@ are read), and the intents the two groupings place differently.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from collections import Counter
@@ -35,6 +36,14 @@ from neighbours import K, Retriever, fit_banking77  # noqa: E402
 TOP = 3  # confusions shown per intent
 ACROSS = 10  # confusions across groups shown
 ROOT = Path(__file__).resolve().parents[1]
+
+
+def read_labels(path: Path) -> LabelSet:
+    """banking77.load_labels(path), with a file that is not JSON named in the error (ValueError)."""
+    try:
+        return load_labels(path)
+    except json.JSONDecodeError as error:
+        raise ValueError(f"{path} is not a JSON label file: {error}") from error
 
 
 def confusions(retriever: Retriever, k: int = K) -> tuple[Counter, int]:
@@ -180,8 +189,8 @@ def main() -> int:
     args = parser.parse_args()
     if args.top < 1:
         parser.error("--top must be 1 or more")
-    labels = load_labels(args.labels)
-    other = load_labels(args.compare) if args.compare else None
+    labels = read_labels(args.labels)
+    other = read_labels(args.compare) if args.compare else None
     start = time.perf_counter()
     retriever = fit_banking77(labels)
     confused, alone = confusions(retriever)

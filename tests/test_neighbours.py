@@ -263,6 +263,9 @@ def test_check_groups_with_a_missing_compare_file_exits_2_with_one_line(tmp_path
     assert result.returncode == 2 and result.stdout == ""
     assert len(result.stderr.strip().splitlines()) == 1 and "nope.json" in result.stderr
     assert run("datasets/check_groups.py", "--help").returncode == 0
+    (tmp_path / "bad.json").write_text("{", encoding="utf-8")
+    result = run("datasets/check_groups.py", "--compare", str(tmp_path / "bad.json"))
+    assert result.returncode == 2 and result.stderr.count("\n") == 1 and "bad.json is not a JSON label file" in result.stderr
 
 
 def test_baseline_refuses_all_train_for_clinc150_and_has_help():
