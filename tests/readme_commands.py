@@ -59,6 +59,7 @@ from __future__ import annotations
 import argparse
 import ast
 import difflib
+import functools
 import importlib.util
 import os
 import re
@@ -342,9 +343,16 @@ def classify(command: Command, root: Path = ROOT) -> Kind:
     source = path.read_text() if path.is_file() else ""
     if not imports_client(source):
         return Kind(offline, script, args)
-    if '"--limit"' in source:
+    if takes_limit(path):
         return Kind("server --limit", script, args)
     return Kind("parse-only", script, args)
+
+
+@functools.lru_cache(maxsize=None)
+def takes_limit(path: Path) -> bool:
+    """True when the script's --help lists a --limit option (the option may come from a shared helper)."""
+    result = subprocess.run([sys.executable, str(path), "--help"], capture_output=True, text=True, timeout=60)
+    return result.returncode == 0 and "--limit" in result.stdout
 
 
 # ---------------------------------------------------------------- running

@@ -256,8 +256,9 @@ def test_routes_script_refuses_a_target_that_is_not_a_fraction():
 def test_plain_words_read_like_a_sentence():
     built = load_prompt()
     assert plain_words(built.intents["A-A"]) == "card arrival (a card already ordered or sent has not come)"
-    assert plain_words(built.intents["B-E"]).startswith("pin blocked (PIN or card")           # capitals kept
-    assert "e.g" not in plain_words(built.intents["B-C"]) and "for example" in plain_words(built.intents["B-C"])
+    assert plain_words(built.by_intent["pin_blocked"]).startswith("pin blocked (PIN or card")  # capitals kept
+    virtual = built.by_intent["virtual_card_not_working"]  # its description says "e.g. a gym subscription"
+    assert "e.g" not in plain_words(virtual) and "for example" in plain_words(virtual)
 
 
 def test_printout_for_each_route(capsys):
