@@ -7,9 +7,11 @@ Renormalizing counts an allowed letter that is not among the top_logprobs
 candidates as 0. This counts, over the answers of a results file, how often
 every group letter was among the 30 candidates, how often the chosen intent
 letter was, and how many answers missed any allowed letter. Then it asks the
-server again for the answers that missed one, with 100 candidates, and prints
-how far their confidence moved. Needs the server for that second part, with
-the model that wrote the file.
+server again for the answers that missed one, with 100 candidates, and reads
+each reply twice, with its first 30 candidates and with all 100: the
+difference is what the candidates beyond the 30th change (a second request
+would also differ by post 03's cache noise). Needs the server for that
+second part, with the model that wrote the file.
 """
 from __future__ import annotations
 
@@ -19,13 +21,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # puts the post folders on sys.path
-from confidence import answer_of, letter_tokens
+from confidence import TOP_LOGPROBS, letter_tokens, typed_answer
 from decision import ask_code
 from llama_http import Client, exit_on_server_errors
+from pitfalls import MOST, first_n_candidates
 from summary import add_results_arguments, describe, load_results
 from typed_prompt import PROMPTS
 
-MORE = 100
 SHOWN = 10
 
 
@@ -56,20 +58,23 @@ def main() -> int:
     if {r["model"] for r in todo} != {model}:
         print(f"note: the server runs {model}, the file holds answers of {', '.join(sorted({r['model'] for r in todo}))}:"
               " the comparison below mixes two models")
-    print(f"\nasked again with {MORE} candidates ({len(todo)} answers):")
+    print(f"\nasked again with {MOST} candidates ({len(todo)} answers), each reply read with its first {TOP_LOGPROBS} and all {MOST}:")
     moves = []
     for number, record in enumerate(todo, start=1):
-        answer = answer_of(ask_code(client, built, record["text"], top_logprobs=MORE), built, tokens)
-        if answer is None or answer.code != record["code"]:
-            print(f"  {record['id']}: the code changed ({record['code']} -> {answer.code if answer else 'none'}),"
-                  " the cache noise of post 03")
+        reply = ask_code(client, built, record["text"], top_logprobs=MOST)
+        if reply.status != "ok":
+            print(f"  {record['id']}: no code this time ({reply.status})")
             continue
-        moves.append(abs(answer.confidence - record["confidence"]))
+        with_30 = typed_answer(first_n_candidates(reply.response, TOP_LOGPROBS), built, tokens)
+        with_100 = typed_answer(reply.response, built, tokens)
+        moves.append(abs(with_100.confidence - with_30.confidence))
         if number <= SHOWN:
-            print(f"  {record['id']:<12} {record['code']}  confidence {record['confidence']:.6f} -> {answer.confidence:.6f}"
-                  f"  ({record['missing_letters']} letter(s) missing before, {answer.missing_letters} now)")
+            print(f"  {record['id']:<12} {with_30.code}  confidence {with_30.confidence:.6f} with {TOP_LOGPROBS}, "
+                  f"{with_100.confidence:.6f} with {MOST}  (letters missing: {with_30.missing_letters} -> "
+                  f"{with_100.missing_letters})")
     if moves:
-        print(f"largest change in confidence: {max(moves):.6f} over {len(moves)} answers")
+        print(f"largest change in confidence from {TOP_LOGPROBS} to {MOST} candidates: {max(moves):.6f} "
+              f"over {len(moves)} answers")
     return 0
 
 

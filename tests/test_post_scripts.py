@@ -72,7 +72,8 @@ def test_candidates_counts_missing_letters_and_reasks_with_100(client, run_scrip
                         env={"LLAMA_URL": client.url})
     assert result.returncode == 0, result.stderr
     assert "some allowed letter missing:                  1  (50.0%)" in result.stdout
-    assert "asked again with 100 candidates (1 answers):" in result.stdout
+    assert "asked again with 100 candidates (1 answers), each reply read with its first 30 and all 100:" in result.stdout
+    assert "largest change in confidence from 30 to 100 candidates: " in result.stdout
 
 
 def test_route_routes_post_01s_three_messages_by_default(client, run_script):
