@@ -153,13 +153,12 @@ def outcomes(records: list[dict]) -> tuple[list[float], list[bool]]:
 
 
 def print_bins(bins: list[Bin]) -> None:
-    """The reliability table: non-empty bins only, with each one's share of ECE."""
-    print(f"{'confidence':<13} {'answers':>7} {'mean conf':>9} {'accuracy':>9} {'gap':>7} {'ECE part':>9}")
+    """The reliability table: non-empty bins only (range, answers, mean confidence, accuracy, gap, share of ECE)."""
+    print(f"{'bin':>11}  {'answers':>7}  {'confidence':>10}  {'accuracy':>8}  {'gap':>6}  {'adds to ECE':>11}")
     for b in bins:
         if b.count:
-            close = "]" if b.high == 1.0 else ")"
-            print(f"[{b.low:.3f}, {b.high:.3f}{close} {b.count:7d} {b.mean_confidence:9.3f} {b.accuracy:9.3f} "
-                  f"{b.gap:+7.3f} {b.contribution:9.4f}")
+            print(f"{b.low:.3f}-{b.high:.3f}  {b.count:7d}  {b.mean_confidence:10.3f}  {b.accuracy:8.3f}  "
+                  f"{b.gap:+6.3f}  {b.contribution:11.4f}")
 
 
 def main() -> int:
@@ -173,15 +172,18 @@ def main() -> int:
     confidences, corrects = outcomes(records)
     print(describe(path, records))
     accuracy = sum(corrects) / len(corrects)
-    print(f"{len(records)} answers, accuracy {accuracy:.3f}, mean confidence {sum(confidences) / len(confidences):.3f}\n")
+    print(f"{args.dataset} {args.split}: {len(records)} answers, accuracy {100 * accuracy:.1f}%, "
+          f"mean confidence {100 * sum(confidences) / len(confidences):.1f}%\n")
     print_bins(reliability_bins(confidences, corrects, args.bins))
-    print(f"\nECE ({args.bins} bins): {ece(confidences, corrects, args.bins):.4f}")
-    print("ECE by number of bins: " + ", ".join(f"{n}: {ece(confidences, corrects, n):.4f}" for n in BIN_COUNTS))
+    print(f"\nECE, {args.bins} bins: {ece(confidences, corrects, args.bins):.4f}")
+    print("\nThe same answers with other bin counts:")
+    for n in BIN_COUNTS:
+        print(f"  {n:3d} bins: ECE {ece(confidences, corrects, n):.4f}")
     constant = [accuracy] * len(corrects)
-    print(f"every answer given confidence {accuracy:.3f} (the overall accuracy): ECE {ece(constant, corrects, args.bins):.4f},"
-          f" Brier {brier_score(constant, corrects):.4f}  <- perfectly calibrated, and useless for choosing")
-    print(f"Brier score {brier_score(confidences, corrects):.4f}, NLL {nll(confidences, corrects):.4f} nats per answer")
-    print(f"\nECE: {ece(confidences, corrects, args.bins):.4f}")
+    print(f"\nEvery answer given the same confidence, {accuracy:.3f} (the accuracy): "
+          f"ECE {ece(constant, corrects, args.bins):.4f}")
+    print(f"Brier score {brier_score(confidences, corrects):.4f} (the same confidence for all: "
+          f"{brier_score(constant, corrects):.4f}), NLL {nll(confidences, corrects):.4f} nats per answer")
     return 0
 
 

@@ -1,6 +1,7 @@
 """Post 04: reliability bins, ECE, Brier score and NLL, by hand and against scikit-learn."""
 import math
 import random
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -120,10 +121,13 @@ def test_ece_script_prints_the_table_on_the_reference_calibration_split():
     result = subprocess.run([sys.executable, str(ROOT / "04-is-the-confidence-honest/ece.py"), "--split", "calib"],
                             capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
-    assert "770 answers, accuracy" in result.stdout
-    assert "ECE by number of bins: 5:" in result.stdout
-    assert "ECE 0.0000" in result.stdout                       # the constant-confidence trick
-    assert result.stdout.strip().splitlines()[-1].startswith("ECE: 0.")
+    out = result.stdout
+    assert "banking77 calib: 770 answers, accuracy" in out
+    assert "        bin  answers  confidence  accuracy     gap  adds to ECE" in out
+    assert "The same answers with other bin counts:\n    5 bins: ECE 0." in out
+    # the constant-confidence trick: one bin, no gap
+    assert "Every answer given the same confidence, " in out and "(the accuracy): ECE 0.0000" in out
+    assert re.search(r"^ECE, 15 bins: 0\.\d{4}$", out, re.MULTILINE)
 
 
 def test_ece_script_names_the_command_for_a_missing_file(tmp_path):
