@@ -13,7 +13,7 @@ it and explains why the codes are letters.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
 import clinc150
@@ -124,6 +124,31 @@ def build_prompt(labels: LabelSet, examples_per_intent: int = 5, descriptions: b
     intents = {intent.code: intent for intent in labels.intents}
     return BuiltPrompt("\n".join(lines), grammar_of(intent_letters), codes, intents, "".join(group_names),
                        intent_letters, group_names)
+
+
+def shortlisted(built: BuiltPrompt, codes: list[str]) -> BuiltPrompt:
+    """The same prompt, with a grammar and code table that allow only `codes` (a shortlist, e.g. a retriever's top K).
+
+    The system prompt is unchanged, so the server keeps using its cached
+    prefill; only the per-request grammar narrows. group_letters and
+    intent_letters shrink to the shortlisted codes, so post 03's
+    renormalization runs over the letters this grammar allows, as always.
+    Letters keep their order in the full prompt. Raises ValueError on an
+    empty shortlist or a code the prompt does not list.
+    """
+    if not codes:
+        raise ValueError("the shortlist is empty")
+    unknown = [code for code in codes if code not in built.codes]
+    if unknown:
+        raise ValueError(f"codes {unknown} are not in the prompt's table")
+    chosen = set(codes)
+    kept = [code for code in built.codes if code in chosen]  # the prompt's order
+    intent_letters = {group: "".join(letter for letter in letters if f"{group}-{letter}" in chosen)
+                      for group, letters in built.intent_letters.items()}
+    intent_letters = {group: letters for group, letters in intent_letters.items() if letters}
+    return replace(built, grammar=grammar_of(intent_letters), codes={code: built.codes[code] for code in kept},
+                   intents={code: built.intents[code] for code in kept}, group_letters="".join(intent_letters),
+                   intent_letters=intent_letters)
 
 
 def load_prompt(examples_per_intent: int = 5, descriptions: bool = True) -> BuiltPrompt:

@@ -7,7 +7,7 @@ from decision import is_too_long
 from label_list import find_label
 from llama_http import ServerError
 from grammar_codes import grammar_codes
-from typed_prompt import build_prompt, grammar_of, letter_class, load_prompt
+from typed_prompt import build_prompt, grammar_of, letter_class, load_prompt, shortlisted
 
 # The facts of the series' posts 1-3: its eight groups (letter, name, intents)
 # and every code the posts name.
@@ -107,3 +107,19 @@ def test_too_long_is_recognized_in_both_server_shapes():
 def test_label_list_sorts_replies(reply, expected):
     names = [intent.name for intent in load_labels().intents]
     assert find_label(reply, names) == expected
+
+
+def test_a_shortlisted_prompt_keeps_the_system_prompt_and_allows_only_its_codes(built):
+    short = shortlisted(built, ["E-N", "C-F", "E-I", "F-J"])
+    assert short.system == built.system and short.sha256 == built.sha256  # the server's cache still fits
+    assert grammar_codes(short.grammar) == {"C-F", "E-I", "E-N", "F-J"}
+    assert short.grammar == 'root ::= ("C-" [F]) | ("E-" [IN]) | ("F-" [J])\n'
+    assert short.group_letters == "CEF" and short.intent_letters == {"C": "F", "E": "IN", "F": "J"}
+    assert list(short.codes) == ["C-F", "E-I", "E-N", "F-J"] and short.codes["E-N"].intent == "transfer_into_account"
+
+
+def test_a_shortlist_with_an_unknown_code_or_none_is_refused(built):
+    with pytest.raises(ValueError, match="not in the prompt"):
+        shortlisted(built, ["A-A", "Z-Z"])
+    with pytest.raises(ValueError, match="empty"):
+        shortlisted(built, [])
