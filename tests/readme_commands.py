@@ -35,7 +35,7 @@ decides, not the modules it imports.
 - offline console: run, stdout compared with the block (`...` matching any lines);
 - offline sh: run, exit status 0 required;
 - server --limit: the script accepts --limit (the text "--limit" is in its
-  source): run against $LLAMA_URL with `--limit 2` (replacing the README's
+  source, or it calls 02's add_split_arguments, which adds it): run against $LLAMA_URL with `--limit 2` (replacing the README's
   N, or added), and `--out` pointed at a temporary file where the script has
   that option; exit status 0 required, the output is not compared (the test
   model is not the README's);
@@ -48,9 +48,10 @@ decides, not the modules it imports.
 
 Offline and server commands run with shell=False from the root of a fresh
 copy of the repository (the files git tracks, see `repository_copy`), where
-the reference results also stand in for "your own runs" under results/; so no
-command can change a file of the repository, and commands that read
-results/<dataset>-<split>.jsonl find one. `python3` is this interpreter;
+the BANKING77 reference results also stand in for a reader's own files under
+the names the READMEs give them (my-calib-run.jsonl, my-test-run.jsonl); so
+no command can change a file of the repository, and a command that names
+one of those files finds it. `python3` is this interpreter;
 TYPED_DECISIONS_DATA comes from the environment, else ../shared/datasets as
 in tests/conftest.py; MPLBACKEND=Agg.
 """
@@ -78,6 +79,10 @@ NOT_RUN_SCRIPTS = {"run_tests.py": "runs the whole test suite, this test include
                    "post_tags.py": "makes tags in a git repository; tests/test_post_tags.py runs it in a clone"}
 # Programs a README may show that are never run here (a typo such as `pyhton3` is none of them).
 NOT_RUN_PROGRAMS = ("cd", "docker", "export", "git", "pip", "uv")
+# Source text that shows a script takes --limit: its own option, or batch.py's add_split_arguments (02's and 03's run.py).
+LIMIT_MARKERS = ('"--limit"', "add_split_arguments(")
+# The names the READMEs give a reader's own results files, and the reference file that stands in for each.
+OWN_FILES = {"my-calib-run.jsonl": "banking77-calib.jsonl", "my-test-run.jsonl": "banking77-test.jsonl"}
 LIMIT_IN_TESTS = "2"
 OFFLINE_TIMEOUT_S = 300
 SERVER_TIMEOUT_S = 900
@@ -342,7 +347,7 @@ def classify(command: Command, root: Path = ROOT) -> Kind:
     source = path.read_text() if path.is_file() else ""
     if not imports_client(source):
         return Kind(offline, script, args)
-    if '"--limit"' in source:
+    if any(marker in source for marker in LIMIT_MARKERS):
         return Kind("server --limit", script, args)
     return Kind("parse-only", script, args)
 
@@ -361,11 +366,11 @@ def repository_copy(target: Path) -> Path:
 
 
 def workspace(target: Path) -> Path:
-    """A fresh copy of the repository to run README commands in, with the reference results
-    also copied to results/ where a reader's own runs of post 03 would be."""
+    """A fresh copy of the repository to run README commands in, with the BANKING77 reference
+    results also copied to the names the READMEs give a reader's own files (OWN_FILES)."""
     repository_copy(target)
-    for reference in sorted((target / "results" / "reference").rglob("*.jsonl")):
-        shutil.copy2(reference, target / "results" / reference.name)
+    for name, reference in OWN_FILES.items():
+        shutil.copy2(next((target / "results" / "reference").rglob(reference)), target / name)
     return target
 
 
