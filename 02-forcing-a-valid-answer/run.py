@@ -21,9 +21,10 @@ import series  # puts the post folders on sys.path
 from banking77 import load_split
 from batch import add_split_arguments, base_record, pick_messages, run_messages
 from compare import percent
-from decision import ask_code, request_settings
+from decision import ask_code
 from llama_http import Client, exit_on_server_errors
 from typed_prompt import load_prompt
+from typed_request import probe, request_settings
 from results_file import results_folder
 
 
@@ -41,6 +42,7 @@ def main() -> int:
     built = load_prompt()
     client = Client()
     info = client.model_info()
+    probe(client, built)
     settings = request_settings(built, grammar)
 
     def make_record(message):

@@ -19,11 +19,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # puts the post folders on sys.path
-from confidence import answer_of, letter_tokens
+from confidence import letter_tokens, read_answer
 from decision import ask_code
 from llama_http import Client, exit_on_server_errors
 from summary import add_results_arguments, describe, load_results
 from typed_prompt import PROMPTS
+from typed_request import probe
 
 MORE = 100
 SHOWN = 10
@@ -51,6 +52,7 @@ def main() -> int:
         return 0
     client = Client()
     built = PROMPTS[args.dataset]()
+    probe(client, built, MORE)
     tokens = letter_tokens(client)
     model = client.model_info()["model"]
     if {r["model"] for r in todo} != {model}:
@@ -59,7 +61,7 @@ def main() -> int:
     print(f"\nasked again with {MORE} candidates ({len(todo)} answers):")
     moves = []
     for number, record in enumerate(todo, start=1):
-        answer = answer_of(ask_code(client, built, record["text"], top_logprobs=MORE), built, tokens)
+        _, answer = read_answer(ask_code(client, built, record["text"], top_logprobs=MORE), built, tokens)
         if answer is None or answer.code != record["code"]:
             print(f"  {record['id']}: the code changed ({record['code']} -> {answer.code if answer else 'none'}),"
                   " the cache noise of post 03")

@@ -23,11 +23,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # puts the post folders on sys.path
-from confidence import TOP_LOGPROBS, letter_tokens, typed_answer
-from decision import ask_code, request_settings, typed_messages
+from confidence import letter_tokens, typed_answer
+from decision import ask_code
 from llama_http import Client, exit_on_server_errors
 from logprobs import COFFEE
 from typed_prompt import load_prompt
+from typed_request import TOP_LOGPROBS, probe, request_settings, typed_messages
 
 
 def first_candidates(response: dict) -> list[dict]:
@@ -40,9 +41,10 @@ def main() -> int:
     args = parser.parse_args()
     client = Client()
     built = load_prompt()
-    tokens = letter_tokens(client)
     if not args.message.strip():
         parser.error("the message is empty")
+    probe(client, built)
+    tokens = letter_tokens(client)
     messages = typed_messages(built, args.message)
     print(f"model: {client.model_info()['model']}\nmessage: {args.message}")
 
@@ -73,7 +75,7 @@ def main() -> int:
     print("\n3. top_logprobs 3, 30 and 100")
     for top in (3, TOP_LOGPROBS, 100):
         reply = ask_code(client, built, args.message, top_logprobs=top)
-        answer = typed_answer(reply.response, built, tokens)
+        answer = typed_answer(reply.response, built, tokens, top)
         print(f"  top_logprobs {top:2d}: {answer.code}  P(group) {answer.p_group:.4f}  "
               f"P(intent|group) {answer.p_intent_given_group:.4f}  confidence {answer.confidence:.4f}  "
               f"valid letters missing: {answer.missing_letters}")
