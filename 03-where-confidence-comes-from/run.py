@@ -13,9 +13,13 @@ reference run in results/reference/ (each script says which it read).
 
 A message whose status is not "ok" (invalid, too_long, error) has no code:
 it is recorded with correct = false and confidence = 0.0, so a threshold on
-confidence never acts on it. Before the first message a probe
-(00-setup/typed_request.py) checks that the server can give a confidence at
-all; if not, the run stops with one line and writes nothing.
+confidence never acts on it. An "error" line is a failed attempt, not an
+answer: a reply the server refused, or one whose logprobs give no confidence
+(a shortened candidate list). Every reader leaves it out and counts it on its
+own, the same command asks it again, and three in a row stop the run. Before
+the first message a probe (00-setup/typed_request.py) checks that the server
+can give a confidence at all; if not, the run stops with one line and writes
+nothing.
 """
 from __future__ import annotations
 
@@ -27,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # puts the post folders on sys.path
 import banking77
 import clinc150
-from batch import add_split_arguments, base_record, pick_messages, run_messages
+from batch import RunStopped, add_split_arguments, base_record, pick_messages, run_messages
 from confidence import answer_fields, letter_tokens, read_answer
 from decision import ask_code
 from llama_http import Client, exit_on_server_errors
@@ -70,4 +74,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(exit_on_server_errors(main))
+    sys.exit(exit_on_server_errors(main, also=(RunStopped,)))
