@@ -22,7 +22,7 @@ import series  # puts the post folders on sys.path
 from confidence import letter_tokens, read_answer
 from decision import ask_code
 from llama_http import Client, exit_on_server_errors
-from summary import add_results_arguments, describe, load_results
+from summary import add_results_arguments, describe, read_split
 from typed_prompt import PROMPTS
 from typed_request import probe
 
@@ -37,8 +37,9 @@ def main() -> int:
     args = parser.parse_args()
     if args.limit is not None and args.limit < 0:
         parser.error("--limit must be 0 or more")
-    path, records = load_results(args.split, args.results, args.dataset)
-    print(describe(path, records))
+    loaded = read_split(args.split, args.results, args.dataset)
+    records = loaded.records
+    print(describe(loaded.path, records, len(loaded.errors)))
     ok = [r for r in records if r["status"] == "ok"]
     all_groups = sum(all(p > 0 for p in r["group_distribution"].values()) for r in ok)
     chosen_present = sum(r["p_intent_given_group"] > 0 for r in ok)

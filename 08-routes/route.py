@@ -119,15 +119,17 @@ def main() -> int:
     if any(not message.strip() for message in args.messages):
         parser.error("a message is empty: give the text of a customer message")
 
-    calib_path, calib, calibrate, thresholds = thresholds_from(args)
-    calib_models = sorted({r["model"] for r in calib})
+    calib, calibrate, thresholds = thresholds_from(args)
+    calib_models = sorted({r["model"] for r in calib.records})
     client = Client()
     info = client.model_info()
     built = PROMPTS[args.dataset]()
     probe(client, built)
     tokens = letter_tokens(client)
     print(f"server: {client.url}  model: {info['model']}  build: {info['build']}")
-    print(f"thresholds fitted on {calib_path.name} (model {', '.join(calib_models)}): {describe_thresholds(thresholds)}")
+    left_out = f"; {len(calib.errors)} failed requests in it left out" if calib.errors else ""
+    print(f"thresholds fitted on {calib.path.name} (model {', '.join(calib_models)}{left_out}): "
+          f"{describe_thresholds(thresholds)}")
     if calib_models != [info["model"]]:
         print(f"note: the server runs {info['model']}, but the calibration and thresholds come from another model's "
               "answers: they do not carry over, so take the route as a demonstration only")
