@@ -52,8 +52,8 @@ the BANKING77 reference results also stand in for a reader's own files under
 the names the READMEs give them (my-calib-run.jsonl, my-test-run.jsonl); so
 no command can change a file of the repository, and a command that names
 one of those files finds it. `python3` is this interpreter;
-TYPED_DECISIONS_DATA comes from the environment, else ../shared/datasets as
-in tests/conftest.py; MPLBACKEND=Agg.
+TYPED_DECISIONS_DATA comes from the environment, else ../shared/datasets
+(run_tests.dataset_mirror, the rule tests/conftest.py applies); MPLBACKEND=Agg.
 """
 from __future__ import annotations
 
@@ -70,6 +70,9 @@ import sys
 import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from run_tests import dataset_mirror  # the rule for where the datasets are read
 
 ROOT = Path(__file__).resolve().parents[1]
 ELISION = "..."
@@ -376,10 +379,7 @@ def workspace(target: Path) -> Path:
 
 def command_env(command: Command) -> dict[str, str]:
     env = {**os.environ, "MPLBACKEND": "Agg", "PYTHONDONTWRITEBYTECODE": "1", **dict(command.env)}
-    mirror = ROOT.parent / "shared" / "datasets"
-    if "TYPED_DECISIONS_DATA" not in env and mirror.is_dir():
-        env["TYPED_DECISIONS_DATA"] = str(mirror)
-    return env
+    return {**env, **dataset_mirror(env)}
 
 
 def _run(command: Command, argv: list[str], workdir: Path, timeout: float) -> Outcome:
