@@ -11,6 +11,10 @@ Everything else is tested against the real test server.
     with FakeServer(answer) as fake:
         Client(fake.url).get("/health")
         fake.requests                         # [("GET", "/health")]: every request that arrived, in order
+
+fake_llama() plays just enough of llama-server (/props, /slots,
+/apply-template, /tokenize, /v1/chat/completions) for a script or the probe to
+reach the one answer under test.
 """
 from __future__ import annotations
 
@@ -20,6 +24,8 @@ import socket
 import socketserver
 import threading
 from collections.abc import Callable
+
+from typed_request import TOP_LOGPROBS
 
 def free_port() -> int:
     """A TCP port on 127.0.0.1 that nothing listens on (at the moment of asking)."""
@@ -102,3 +108,46 @@ class FakeServer:
     def __exit__(self, *exc) -> None:
         self._server.shutdown()
         self._server.server_close()
+
+
+# ---------------------------------------------------------------- playing llama-server
+
+PROPS = {"model_alias": "fake-model", "build_info": "b0", "default_generation_settings": {"params": {}}}
+
+
+def step(token: str, token_id: int, asked: int, **changes) -> dict:
+    """One logprobs.content entry as llama-server sends it: the token and `asked` candidates, itself first."""
+    candidates = [{"id": token_id, "token": token, "bytes": list(token.encode()), "logprob": -0.1}]
+    candidates += [{"id": 1000 + k, "token": f"t{k}", "bytes": list(f"t{k}".encode()), "logprob": -5.0 - k}
+                   for k in range(asked - 1)]
+    return {"id": token_id, "token": token, "bytes": list(token.encode()), "logprob": -0.1,
+            "top_logprobs": candidates, **changes}
+
+
+def reply_body(asked: int = TOP_LOGPROBS, steps: list[dict] | None = None, generated: int = 2) -> dict:
+    """A typed reply 'C-F' in 2 tokens with logprobs, as llama-server sends it."""
+    steps = [step("C", 34, asked), step("-F", 7276, asked)] if steps is None else steps
+    return {"choices": [{"finish_reason": "length", "message": {"role": "assistant", "content": "C-F"},
+                         "logprobs": {"content": steps}}],
+            "usage": {"completion_tokens": generated}, "timings": {"predicted_n": generated}}
+
+
+def fake_llama(chat=lambda body: (200, reply_body(body["top_logprobs"])), slots=(404, {"error": {"message": "no"}}),
+               props=PROPS, template=None) -> Answer:
+    """An answer() for FakeServer that plays llama-server; chat(body) gives the chat completion's answer."""
+    def answer(method, path, body):
+        if path == "/props":
+            return 200, props
+        if path == "/slots":
+            return slots
+        if path == "/apply-template":
+            return template(body) if template else (404, {"error": {"message": "File Not Found"}})
+        if path == "/tokenize":
+            return 200, {"tokens": [{"id": 1, "piece": "x"}] * 3}
+        if path == "/v1/chat/completions":
+            return chat(body)
+        return 404, {"error": {"message": "File Not Found"}}
+    return answer
+
+
+SYSTEM_REFUSED = (500, {"error": {"code": 500, "message": "System role not supported", "type": "server_error"}})

@@ -13,50 +13,9 @@ import subprocess
 
 import pytest
 import server
-from fake_server import FakeServer, free_port
+from fake_server import PROPS, SYSTEM_REFUSED, FakeServer, fake_llama, free_port, reply_body
 from llama_http import Client, ServerUnfit
 from typed_request import TOP_LOGPROBS, check_reply, probe
-
-PROPS = {"model_alias": "fake-model", "build_info": "b0", "default_generation_settings": {"params": {}}}
-
-
-def step(token: str, token_id: int, asked: int, **changes) -> dict:
-    """One logprobs.content entry as llama-server sends it: the token and `asked` candidates, itself first."""
-    candidates = [{"id": token_id, "token": token, "bytes": list(token.encode()), "logprob": -0.1}]
-    candidates += [{"id": 1000 + k, "token": f"t{k}", "bytes": list(f"t{k}".encode()), "logprob": -5.0 - k}
-                   for k in range(asked - 1)]
-    return {"id": token_id, "token": token, "bytes": list(token.encode()), "logprob": -0.1,
-            "top_logprobs": candidates, **changes}
-
-
-def reply_body(asked: int = TOP_LOGPROBS, steps: list[dict] | None = None, generated: int = 2) -> dict:
-    """A typed reply 'C-F' in 2 tokens with logprobs, as llama-server sends it."""
-    steps = [step("C", 34, asked), step("-F", 7276, asked)] if steps is None else steps
-    return {"choices": [{"finish_reason": "length", "message": {"role": "assistant", "content": "C-F"},
-                         "logprobs": {"content": steps}}],
-            "usage": {"completion_tokens": generated}, "timings": {"predicted_n": generated}}
-
-
-def fake_llama(chat=lambda body: (200, reply_body(body["top_logprobs"])), slots=(404, {"error": {"message": "no"}}),
-               props=PROPS, template=None):
-    """An answer() for FakeServer that plays llama-server; chat(body) gives the chat completion's answer."""
-    def answer(method, path, body):
-        if path == "/props":
-            return 200, props
-        if path == "/slots":
-            return slots
-        if path == "/apply-template":
-            return template(body) if template else (404, {"error": {"message": "File Not Found"}})
-        if path == "/tokenize":
-            return 200, {"tokens": [{"id": 1, "piece": "x"}] * 3}
-        if path == "/v1/chat/completions":
-            return chat(body)
-        return 404, {"error": {"message": "File Not Found"}}
-    return answer
-
-
-SYSTEM_REFUSED = (500, {"error": {"code": 500, "message": "System role not supported", "type": "server_error"}})
-
 
 # ---------------------------------------------------------------- the real server
 
@@ -111,18 +70,6 @@ def test_the_warm_up_reports_a_refused_request_instead_of_success(built, capsys)
         with pytest.raises(ServerUnfit, match="refuses the system message"):
             server.warm_up(Client(fake.url))
     assert "warm-up done" not in capsys.readouterr().out
-
-
-def test_a_run_against_such_a_server_stops_at_the_probe_with_one_line_and_writes_nothing(run_script, tmp_path):
-    out = tmp_path / "banking77-test.jsonl"
-    with FakeServer(fake_llama(chat=lambda body: SYSTEM_REFUSED)) as fake:
-        result = run_script("03-where-confidence-comes-from/run.py", "--limit", "5", "--out", str(out),
-                            env={"LLAMA_URL": fake.url})
-        chats = fake.count("POST", "/v1/chat/completions")
-    assert result.returncode == 2
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and "System role not supported" in lines[0] and lines[0].startswith("error: ")
-    assert not out.exists() and chats == 1
 
 
 def test_a_template_that_drops_the_system_message_is_named(built):

@@ -1,0 +1,41 @@
+"""A run of 03's run.py that cannot work stops before its first line; one that can fills the holes of the last.
+
+Issue 12, cases 2 and 3. The server that refuses every request is a fake
+(llama-server folds a system message its template refuses into the user
+turn, so it never answers HTTP 500 "System role not supported"); the rerun
+that fills error lines runs against the real test server.
+"""
+import json
+
+from banking77 import load_split
+from fake_server import SYSTEM_REFUSED, FakeServer, fake_llama
+from result_lines import result_line
+
+RUN = "03-where-confidence-comes-from/run.py"
+
+
+def test_a_run_against_a_server_that_refuses_every_request_stops_at_the_probe_and_writes_nothing(run_script, tmp_path):
+    out = tmp_path / "banking77-test.jsonl"
+    with FakeServer(fake_llama(chat=lambda body: SYSTEM_REFUSED)) as fake:
+        result = run_script(RUN, "--limit", "5", "--out", str(out), env={"LLAMA_URL": fake.url})
+        chats = fake.count("POST", "/v1/chat/completions")
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: the chat template refuses the system message")
+    assert "System role not supported" in lines[0]
+    assert not out.exists() and chats == 1  # the probe's request, then nothing
+
+
+def test_a_rerun_asks_the_error_lines_again_and_replaces_them(client, run_script, tmp_path):
+    # 3 error lines for the first 3 calibration messages, as a run against a broken server leaves them
+    out = tmp_path / "banking77-calib.jsonl"
+    ids = [message.id for message in load_split("calib")[:3]]
+    out.write_text("".join(json.dumps({**result_line(k, False, status="error"), "id": i}) + "\n"
+                           for k, i in enumerate(ids)))
+    result = run_script(RUN, "--split", "calib", "--limit", "3", "--out", str(out), env={"LLAMA_URL": client.url})
+    assert result.returncode == 0, result.stderr
+    assert "3 messages, 0 already in" in result.stdout and "3 to go (3 error lines of an earlier run asked again)" \
+        in result.stdout
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [r["id"] for r in records] == ids and all(r["status"] == "ok" for r in records)
+    assert all(r["flagged_logprobs"] == 0 for r in records)  # llama-server's logprobs are all numbers
