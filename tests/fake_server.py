@@ -23,6 +23,7 @@ import json
 import socket
 import socketserver
 import threading
+import zlib
 from collections.abc import Callable
 
 from typed_request import TOP_LOGPROBS
@@ -142,8 +143,8 @@ def fake_llama(chat=lambda body: (200, reply_body(body["top_logprobs"])), slots=
             return slots
         if path == "/apply-template":
             return template(body) if template else (404, {"error": {"message": "File Not Found"}})
-        if path == "/tokenize":
-            return 200, {"tokens": [{"id": 1, "piece": "x"}] * 3}
+        if path == "/tokenize":  # every text one token, with an id of its own: enough for letter_tokens
+            return 200, {"tokens": [{"id": zlib.crc32(body["content"].encode()), "piece": body["content"]}]}
         if path == "/v1/chat/completions":
             return chat(body)
         return 404, {"error": {"message": "File Not Found"}}
