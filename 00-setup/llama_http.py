@@ -10,15 +10,30 @@ same everywhere:
   waits for it, up to a bound.
 - ServerError: the server answered with an HTTP error (400 for a rejected
   grammar or a message longer than the context, 500 for some of the latter).
+- ServerTimeout: no answer within the client's timeout. The server may still
+  have been working on the request; it was not sent again.
+- ConnectionLost: the connection broke after the request was sent. It is not
+  sent again either: the server may have started on it.
+- ServerUnfit: the server answers, but cannot give typed decisions with a
+  confidence (found by the probe of typed_request.py, or in a reply).
 
-The API is llama.cpp's tools/server/README.md: /health, /props, /tokenize and
-the OpenAI-compatible /v1/chat/completions.
+A request is sent again only when it provably never reached the server: a
+kept-alive connection that the server had already closed is noticed before
+anything is written to it, and the request goes out once, on a new
+connection. Sending it twice would not be harmless: llama-server cancels a
+task whose client hangs up and drops its partly processed prompt, so a
+second copy starts the long prefill again.
+
+The API is llama.cpp's tools/server/README.md: /health, /props, /slots,
+/tokenize, /apply-template and the OpenAI-compatible /v1/chat/completions.
 """
 from __future__ import annotations
 
 import http.client
 import json
+import math
 import os
+import select
 import sys
 import threading
 import time
@@ -26,11 +41,36 @@ import urllib.parse
 from dataclasses import dataclass
 
 DEFAULT_URL = "http://127.0.0.1:8080"
+TIMEOUT_ENV = "LLAMA_TIMEOUT"
+# Seconds to wait for an answer: at least the longest prefill to expect. The longest
+# prompt is a whole context (10,240 tokens: the system prompt not cached yet and a
+# long message); the slowest prefill measured here is the 1.5B warm-up on 2 shared
+# CPU cores, 7,021 tokens in 428 s (16 tokens/s, 00-setup/README.md), so about 640 s.
+# Twice that, rounded, leaves room for a slower machine and for attention, whose cost
+# grows with the prompt's length.
+DEFAULT_TIMEOUT_S = 1200.0
 
 
 def server_url() -> str:
     """The base URL of llama-server: $LLAMA_URL, or http://127.0.0.1:8080."""
     return os.environ.get("LLAMA_URL", DEFAULT_URL).rstrip("/")
+
+
+def timeout_seconds() -> float:
+    """The client's timeout in seconds: $LLAMA_TIMEOUT, else DEFAULT_TIMEOUT_S (1200).
+
+    Raises ValueError when LLAMA_TIMEOUT is not a number of seconds above 0.
+    """
+    text = os.environ.get(TIMEOUT_ENV)
+    if text is None:
+        return DEFAULT_TIMEOUT_S
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise ValueError(f"{TIMEOUT_ENV} must be a number of seconds above 0, like {TIMEOUT_ENV}=2400, not {text!r}")
+    return value
 
 
 def server_command(url: str, command: str) -> str:
@@ -45,6 +85,22 @@ class ServerUnreachable(Exception):
 
 class ServerLoading(Exception):
     """The server is up but still loading the model (HTTP 503)."""
+
+
+class ServerTimeout(Exception):
+    """No answer within the client's timeout; the request was sent once and not again."""
+
+
+class ConnectionLost(Exception):
+    """The connection broke after the request was sent; it was not sent again."""
+
+
+class ServerUnfit(Exception):
+    """The server answers, but not in a way typed decisions with a confidence can be read from.
+
+    The message names the cause (no logprobs, a shortened candidate list,
+    speculative decoding, a chat template that refuses the system message...).
+    """
 
 
 class ServerError(Exception):
@@ -73,29 +129,63 @@ class Reply:
     wall_ms: float
 
 
+def closed_by_server(sock) -> bool:
+    """True when a kept-alive socket can be read from before a request was written to it.
+
+    Between requests the server has nothing to say, so a readable socket means
+    it closed the connection (llama-server does after 5 s idle), or sent bytes
+    that belong to no request; either way the socket is not to be used, and
+    nothing has been sent on it yet.
+    """
+    try:
+        readable, _, _ = select.select([sock], [], [], 0)
+    except (OSError, ValueError):  # a socket already closed on our side
+        return True
+    return bool(readable)
+
+
 class Client:
     """A keep-alive HTTP connection to llama-server, one per thread.
 
     Reusing the connection keeps the client's share of each request to a
     fraction of a millisecond; a new TCP connection per request would add
     more. Safe to share between threads (each thread gets its own connection).
+    timeout_s: seconds to wait for an answer (default: timeout_seconds(), 1200
+    unless $LLAMA_TIMEOUT says otherwise).
     """
 
-    def __init__(self, url: str | None = None, timeout_s: float = 600.0):
+    def __init__(self, url: str | None = None, timeout_s: float | None = None):
         self.url = (url or server_url()).rstrip("/")
         parsed = urllib.parse.urlsplit(self.url)
         if parsed.scheme != "http" or not parsed.hostname:
             raise ValueError(f"LLAMA_URL must look like http://127.0.0.1:8080, got {self.url!r}")
         self.host = parsed.hostname
         self.port = parsed.port or 80
-        self.timeout_s = timeout_s
+        self.timeout_s = timeout_seconds() if timeout_s is None else timeout_s
         self._local = threading.local()
 
     def _connection(self) -> http.client.HTTPConnection:
+        """This thread's connection, open and unused since its last answer.
+
+        A kept-alive socket the server has closed is dropped before anything is
+        written to it (closed_by_server), and a new connection is opened.
+        Raises ServerUnreachable when the connection cannot be made (refused,
+        or no answer to the connect within the timeout): nothing was sent.
+        """
         conn = getattr(self._local, "conn", None)
+        if conn is not None and conn.sock is not None and closed_by_server(conn.sock):
+            self._drop_connection()
+            conn = None
         if conn is None:
             conn = http.client.HTTPConnection(self.host, self.port, timeout=self.timeout_s)
             self._local.conn = conn
+        if conn.sock is None:
+            try:
+                conn.connect()
+            except OSError as error:
+                self._drop_connection()
+                raise ServerUnreachable(f"llama-server is not reachable at {self.url} ({error.__class__.__name__}); "
+                                        f"start it with: {server_command(self.url, 'start')}") from None
         return conn
 
     def _drop_connection(self) -> None:
@@ -105,29 +195,35 @@ class Client:
             self._local.conn = None
 
     def request(self, method: str, path: str, payload: dict | None = None) -> Reply:
-        """Send one request and decode the JSON answer.
+        """Send one request, once, and decode the JSON answer.
 
-        Raises ServerUnreachable (connection refused), ServerLoading (503),
-        ServerError (any other status >= 400).
+        Raises ServerUnreachable (no connection could be made: nothing was
+        sent), ServerTimeout (no answer within timeout_s), ConnectionLost (the
+        connection broke after sending), ServerLoading (503), ServerError (any
+        other status >= 400). The request is never sent twice (see the module
+        docstring).
         """
         data = None if payload is None else json.dumps(payload).encode()
         headers = {"Content-Type": "application/json"} if data else {}
-        for attempt in (1, 2):
-            start = time.perf_counter()
-            try:
-                conn = self._connection()
-                conn.request(method, path, body=data, headers=headers)
-                response = conn.getresponse()
-                raw = response.read()
-            except (ConnectionRefusedError, ConnectionResetError, http.client.RemoteDisconnected,
-                    BrokenPipeError, OSError) as error:
-                self._drop_connection()
-                # A kept-alive connection the server has closed fails once; retry on a fresh one.
-                if attempt == 1 and not isinstance(error, ConnectionRefusedError):
-                    continue
-                raise ServerUnreachable(f"llama-server is not reachable at {self.url} ({error.__class__.__name__}); start it with: {server_command(self.url, 'start')}") from None
-            wall_ms = (time.perf_counter() - start) * 1000.0
-            break
+        start = time.perf_counter()
+        conn = self._connection()
+        try:
+            conn.request(method, path, body=data, headers=headers)
+            response = conn.getresponse()
+            raw = response.read()
+        except TimeoutError:
+            self._drop_connection()
+            raise ServerTimeout(
+                f"llama-server at {self.url} did not answer {method} {path} within {self.timeout_s:g} s; it may still "
+                "have been processing it (a long prompt on a slow or busy machine takes minutes). It was not sent "
+                f"again. To wait longer, set {TIMEOUT_ENV} to more seconds (e.g. {TIMEOUT_ENV}=2400) and rerun") from None
+        except (OSError, http.client.HTTPException) as error:
+            self._drop_connection()
+            raise ConnectionLost(
+                f"the connection to llama-server at {self.url} broke after {method} {path} was sent "
+                f"({error.__class__.__name__}); it was not sent again, since the server may have started on it. "
+                f"Check the server ({server_command(self.url, 'status')}) and rerun") from None
+        wall_ms = (time.perf_counter() - start) * 1000.0
         try:
             body = json.loads(raw) if raw else {}
         except json.JSONDecodeError:
@@ -152,8 +248,9 @@ class Client:
         """Wait until /health answers 200, for at most timeout_s seconds.
 
         on_wait(seconds_waited) is called about once a second while the server
-        answers 503 (loading) or does not answer yet.
-        Raises ServerUnreachable or ServerLoading when the bound is reached.
+        answers 503 (loading), does not answer yet, or drops the connection
+        while it starts. Raises ServerUnreachable, ServerLoading or
+        ConnectionLost when the bound is reached.
         """
         deadline = time.monotonic() + timeout_s
         started = time.monotonic()
@@ -161,7 +258,7 @@ class Client:
             try:
                 self.get("/health")
                 return
-            except (ServerLoading, ServerUnreachable) as error:
+            except (ServerLoading, ServerUnreachable, ConnectionLost) as error:
                 if time.monotonic() >= deadline:
                     raise type(error)(f"{error} (gave up after {timeout_s:.0f} s)") from None
                 if on_wait:
@@ -212,14 +309,16 @@ def exit_on_server_errors(main, also: tuple[type[Exception], ...] = ()) -> int:
     """Run main() and turn the errors a reader can cause into one line and an exit code.
 
     ServerUnreachable / ServerLoading (the message says how to start the
-    server), ServerError (a refused request), ValueError (bad input), OSError
-    (a missing file, a dataset that cannot be downloaded) and the exception
-    types in `also` -> exit 2. KeyboardInterrupt -> exit 130, after what was
-    finished has been kept.
+    server), ServerTimeout and ConnectionLost (what happened to the request),
+    ServerError (a refused request), ServerUnfit (what the server cannot do),
+    ValueError (bad input), OSError (a missing file, a dataset that cannot be
+    downloaded) and the exception types in `also` -> exit 2.
+    KeyboardInterrupt -> exit 130, after what was finished has been kept.
     """
     try:
         return main() or 0
-    except (ServerUnreachable, ServerLoading, ServerError, ValueError, OSError, *also) as error:
+    except (ServerUnreachable, ServerLoading, ServerTimeout, ConnectionLost, ServerError, ServerUnfit, ValueError,
+            OSError, *also) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -42,6 +42,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # puts the post folders on sys.path
 from llama_http import (Client, ServerError, ServerLoading, ServerUnreachable, exit_on_server_errors, server_command,
                         server_url)
+from typed_prompt import load_prompt
+from typed_request import probe
 
 # llama-cpp-python 0.3.36 vendors llama.cpp build 11312, commit 0c1e57098 (its CHANGELOG).
 LLAMA_CPP_PYTHON = "0.3.36"
@@ -376,24 +378,24 @@ def stop_server(port: int) -> bool:
 
 
 def warm_up(client: Client) -> None:
-    """Send one typed request so the system prompt's prefill is paid now, with a progress line.
+    """Probe the server with one typed request, so the system prompt's prefill is paid now, with a progress line.
 
-    The request carries the BANKING77 system prompt and grammar of
-    datasets/typed_prompt.py, exactly as the posts send them, so the server
-    caches that prompt; every later request only processes its own message.
-    Raises ServerError when the server refuses the request.
+    The request is the probe of typed_request.py with the BANKING77 system
+    prompt and grammar of datasets/typed_prompt.py, exactly as the posts send
+    them, so the server caches that prompt (every later request only
+    processes its own message) and is known to give what a confidence is read
+    from. Raises ServerUnfit naming what the server cannot do (the server
+    stays up; the message says why no script will work with it).
     """
-    from typed_prompt import load_prompt  # datasets/: the prompt every post sends
-
     built = load_prompt()
     count = len(client.tokenize(built.system))
     say(f"warming up: processing the {count:,}-token system prompt once; on 2 CPU cores this takes "
         "about 1.5 minutes for the 0.5B model and 3.5 for the 1.5B (later requests reuse it)")
     started = time.monotonic()
-    messages = [{"role": "system", "content": built.system}, {"role": "user", "content": "hello"}]
-    timings = client.chat(messages, temperature=0.0, max_tokens=2, grammar=built.grammar).body.get("timings", {})
+    timings = probe(client, built).body.get("timings", {})
     say(f"warm-up done in {time.monotonic() - started:.0f} s "
-        f"({timings.get('prompt_n', '?')} prompt tokens at {timings.get('prompt_per_second', 0):.0f} tokens/s)")
+        f"({timings.get('prompt_n', '?')} prompt tokens at {timings.get('prompt_per_second', 0):.0f} tokens/s); "
+        "the server gives typed answers with logprobs")
 
 
 # ---------------------------------------------------------------- command line

@@ -1,7 +1,9 @@
 """One typed request: a message in, a code (or a stated failure) out.
 
-typed.py is the first script to send one, so the request lives in this post;
-post 02 takes its rules apart (why letters, the grammar, the retry).
+typed.py is the first script to send one, so asking lives in this post;
+post 02 takes its rules apart (why letters, the grammar, the retry). The
+messages and settings of the request come from 00-setup/typed_request.py,
+whose probe sends the same request to check a server before a run.
 
 The rules every later post relies on:
 - Greedy decoding (temperature 0) with the grammar of datasets/typed_prompt.py, at most 2
@@ -11,6 +13,8 @@ The rules every later post relies on:
   the answer is "invalid". Half a code is never taken as an answer.
 - A message too long for the context (HTTP 400, or 500 "too large to
   process") is "too_long"; the caller goes on with the next message.
+- Any other refusal is "error": not an answer but a failed attempt, asked
+  again when a run is repeated (FINAL_STATUSES are the outcomes that stay).
 - A grammar the server rejects (HTTP 400 "Failed to parse grammar") raises
   GrammarRejected: nothing after it can work, so the caller stops.
 - An empty message raises ValueError before anything is sent.
@@ -21,8 +25,11 @@ from dataclasses import dataclass
 
 from llama_http import Client, ServerError
 from typed_prompt import BuiltPrompt
+from typed_request import request_settings, typed_messages
 
 STATUSES = ("ok", "invalid", "too_long", "error")
+# The outcomes of a message that a rerun keeps; "error" is a failed attempt, asked again.
+FINAL_STATUSES = ("ok", "invalid", "too_long")
 
 
 class GrammarRejected(ServerError):
@@ -42,6 +49,7 @@ class CodeReply:
     timings: the server's timings of the last request (prompt_ms, predicted_ms
     in milliseconds; prompt_n, predicted_n in tokens). wall_ms: client wall
     time summed over the request(s), in milliseconds. error: server message.
+    top_logprobs: the candidates per token that were asked for (0: none).
     """
 
     status: str
@@ -52,6 +60,7 @@ class CodeReply:
     timings: dict
     wall_ms: float
     error: str | None = None
+    top_logprobs: int = 0
 
 
 def is_too_long(error: ServerError) -> bool:
@@ -68,23 +77,6 @@ def is_too_long(error: ServerError) -> bool:
     )
 
 
-def typed_messages(built: BuiltPrompt, message: str) -> list[dict]:
-    """The chat messages of a typed request: the system prompt (the same in every request, so the server
-    keeps it cached), then the customer's message as the user turn."""
-    return [{"role": "system", "content": built.system}, {"role": "user", "content": message}]
-
-
-def request_settings(built: BuiltPrompt, grammar: bool = True, top_logprobs: int = 0, max_tokens: int = 2) -> dict:
-    """The chat completion settings of a typed request (recorded next to each answer)."""
-    settings = {"temperature": 0.0, "max_tokens": max_tokens}
-    if grammar:
-        settings["grammar"] = built.grammar
-    if top_logprobs:
-        settings["logprobs"] = True
-        settings["top_logprobs"] = top_logprobs
-    return settings
-
-
 def ask_code(client: Client, built: BuiltPrompt, message: str, grammar: bool = True,
              top_logprobs: int = 0) -> CodeReply:
     """Ask the server for the code of one message.
@@ -92,7 +84,8 @@ def ask_code(client: Client, built: BuiltPrompt, message: str, grammar: bool = T
     top_logprobs: how many candidates per generated token to return (0 for
     none; post 03 uses 30). Raises ValueError for an empty message,
     GrammarRejected when the server cannot parse the grammar, and
-    ServerUnreachable when the server is gone.
+    ServerUnreachable, ServerTimeout, ConnectionLost or ServerLoading when no
+    answer came back (llama_http): then there is no outcome to record.
     """
     if not message.strip():
         raise ValueError("the message is empty: give the text of a customer message")
@@ -106,14 +99,16 @@ def ask_code(client: Client, built: BuiltPrompt, message: str, grammar: bool = T
             if grammar and error.status == 400 and "grammar" in error.message.lower():
                 raise GrammarRejected(error.status, f"the server rejected the grammar: {error.message}", error.body) from None
             status = "too_long" if is_too_long(error) else "error"
-            return CodeReply(status, None, "", attempt > 0, None, {}, wall_ms, error.message)
+            return CodeReply(status, None, "", attempt > 0, None, {}, wall_ms, error.message, top_logprobs)
         wall_ms += reply.wall_ms
         choice = reply.body["choices"][0]
         content = choice["message"].get("content") or ""
         code = content.strip()
         if code in built.codes:
-            return CodeReply("ok", code, content, attempt > 0, reply.body, reply.body.get("timings", {}), wall_ms)
+            return CodeReply("ok", code, content, attempt > 0, reply.body, reply.body.get("timings", {}), wall_ms,
+                             top_logprobs=top_logprobs)
         # Only a reply cut short by the token limit deserves more room; anything else is final.
         if choice.get("finish_reason") != "length":
             break
-    return CodeReply("invalid", None, content, attempt > 0, reply.body, reply.body.get("timings", {}), wall_ms)
+    return CodeReply("invalid", None, content, attempt > 0, reply.body, reply.body.get("timings", {}), wall_ms,
+                     top_logprobs=top_logprobs)

@@ -27,6 +27,7 @@ from banking77 import load_split
 from decision import ask_code
 from llama_http import Client, exit_on_server_errors
 from typed_prompt import load_prompt
+from typed_request import probe
 
 
 def measure(client: Client, built, texts: list[str], concurrent: int) -> tuple[float, list]:
@@ -50,7 +51,7 @@ def main() -> int:
     texts = [m.text for m in load_split("calib")[: args.requests]]
     slots = client.get("/props").get("total_slots", "?")
     print(f"model: {client.model_info()['model']}  server slots: {slots}  {args.requests} typed requests per setting\n")
-    ask_code(client, built, "hello")  # the system prompt is processed here, not inside the first measurement
+    probe(client, built)  # checks the server; the system prompt is processed here, not inside the first measurement
     print(f"{'in flight':>9}  {'requests/s':>10}  {'median ms':>9}  {'p95 ms':>7}  "
           f"{'server: prompt ms':>17}  {'generate ms':>11}  (medians per request)")
     for concurrent in sorted({1, args.concurrent}):

@@ -19,11 +19,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # puts the post folders on sys.path
 from banking77 import load_split
-from confidence import TOP_LOGPROBS, answer_of, letter_tokens
+from confidence import letter_tokens, read_answer
 from customer_messages import TYPED
 from decision import ask_code
 from llama_http import Client, exit_on_server_errors
 from typed_prompt import load_prompt
+from typed_request import TOP_LOGPROBS, probe
 
 
 def main() -> int:
@@ -47,12 +48,12 @@ def main() -> int:
     client = Client()
     info = client.model_info()
     built = load_prompt()
+    probe(client, built)
     tokens = letter_tokens(client)
     print(f"server: {client.url}  model: {info['model']}  build: {info['build']}\n")
     right = 0
     for text, gold in items:
-        reply = ask_code(client, built, text, top_logprobs=TOP_LOGPROBS)
-        answer = answer_of(reply, built, tokens)
+        reply, answer = read_answer(ask_code(client, built, text, top_logprobs=TOP_LOGPROBS), built, tokens)
         print(text)
         if answer is None:
             print(f"  -> no code: {reply.status} ({reply.error or repr(reply.content)}, {reply.wall_ms:.0f} ms)")

@@ -1,8 +1,10 @@
 """Typed requests over a list of messages, one JSONL line each, resumable.
 
 02's run.py and 03's run.py both go through run_messages(): it skips the
-messages already in the results file, shows progress, and keeps every finished
-line when interrupted. What goes into a line is the caller's make_record().
+messages already in the results file with a final outcome, asks the failed
+ones (status "error") again, shows progress, keeps every finished line when
+interrupted, and stops when several requests in a row fail. What goes into a
+line is the caller's make_record().
 """
 from __future__ import annotations
 
@@ -15,6 +17,14 @@ from banking77 import Message, spread
 from decision import CodeReply
 from typed_prompt import BuiltPrompt
 from results_file import ResultsFile
+
+# This many error lines in a row stop a run: the server has stopped answering
+# typed requests, and going on would only write more error lines.
+ERRORS_IN_A_ROW = 3
+
+
+class RunStopped(Exception):
+    """A run stopped before its end because of the server; the message says why and what a rerun does."""
 
 
 def add_split_arguments(parser: argparse.ArgumentParser) -> None:
@@ -64,18 +74,28 @@ def base_record(message: Message, reply: CodeReply, built: BuiltPrompt, model: s
 
 
 def run_messages(messages: list[Message], out: Path, make_record: Callable[[Message], dict], what: str) -> list[dict]:
-    """Write make_record(message) for every message not yet in `out`; return all their records.
+    """Write make_record(message) for every message without a final outcome in `out`; return all their records.
 
-    Prints one header line, then progress every 10 messages (count, seconds,
-    messages per second). Ctrl-C raises KeyboardInterrupt after the last
-    finished line is on disk; the same call later resumes after it.
+    Error lines of an earlier run are taken out of the file and asked again
+    (results_file.ResultsFile). Prints one header line, then progress every
+    10 messages (count, seconds, messages per second). Ctrl-C raises
+    KeyboardInterrupt after the last finished line is on disk; the same call
+    later resumes after it. Raises RunStopped after ERRORS_IN_A_ROW error
+    lines in a row (they are on disk, and asked again by the next run).
     """
     with ResultsFile(out) as results:
         todo = [m for m in messages if m.id not in results.done]
-        print(f"{what}: {len(messages)} messages, {len(messages) - len(todo)} already in {out}, {len(todo)} to go")
-        started = time.monotonic()
+        again = f" ({results.dropped} error lines of an earlier run asked again)" if results.dropped else ""
+        print(f"{what}: {len(messages)} messages, {len(messages) - len(todo)} already in {out}, {len(todo)} to go"
+              + again)
+        started, in_a_row = time.monotonic(), 0
         for number, message in enumerate(todo, start=1):
-            results.append(make_record(message))
+            record = make_record(message)
+            results.append(record)
+            in_a_row = in_a_row + 1 if record["status"] == "error" else 0
+            if in_a_row == ERRORS_IN_A_ROW:
+                raise RunStopped(f"{in_a_row} requests in a row failed (the last: {record['error']}); stopped after "
+                                 f"{number} of {len(todo)} messages. The same command asks the failed ones again")
             if number % 10 == 0 or number == len(todo):
                 elapsed = time.monotonic() - started
                 print(f"  {number}/{len(todo)}  {elapsed:.0f} s  ({number / elapsed:.2f} messages/s)", flush=True)

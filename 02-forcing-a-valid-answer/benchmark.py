@@ -22,6 +22,7 @@ from banking77 import load_split, spread
 from decision import ask_code
 from llama_http import Client, exit_on_server_errors
 from typed_prompt import load_prompt
+from typed_request import probe
 
 TARGET = 1.03
 
@@ -36,7 +37,7 @@ def main() -> int:
     client = Client()
     built = load_prompt()
     info = client.model_info()
-    ask_code(client, built, "hello")  # pay the system prompt's prefill before measuring
+    probe(client, built)  # checks the server and pays the system prompt's prefill before measuring
     walls, servers = [], []
     for message in spread(load_split("calib"))[: args.requests]:
         reply = ask_code(client, built, message.text, top_logprobs=args.top_logprobs)

@@ -18,9 +18,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # puts the post folders on sys.path
-from decision import ask_code, request_settings, typed_messages
+from decision import ask_code
 from llama_http import Client, exit_on_server_errors
 from typed_prompt import BuiltPrompt, load_prompt
+from typed_request import probe, request_settings, typed_messages
 
 MESSAGES = (
     "My card still hasn't arrived, it's been two weeks.",  # an ordinary message, for comparison
@@ -52,6 +53,7 @@ def main() -> int:
         parser.error("a message is empty")
     client = Client()
     built = load_prompt()
+    probe(client, built)
     print(f"server: {client.url}  model: {client.model_info()['model']}\n")
     for message in args.messages or MESSAGES:
         free = client.chat(typed_messages(built, message),

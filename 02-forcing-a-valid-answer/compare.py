@@ -3,7 +3,9 @@
     python3 02-forcing-a-valid-answer/compare.py       # post 02: the 200-message run with the grammar vs without
     python3 02-forcing-a-valid-answer/compare.py first.jsonl second.jsonl   # e.g. two runs of post 03's run.py
 
-Only the messages in both files are compared (matched by id). For files of
+Only the messages in both files are compared (matched by id), and only their
+answers: a line with status error (a failed request) is counted on its own
+and left out. For files of
 post 03's run.py, which carry a confidence, it also prints how much the
 confidences moved: two runs of the same split give the same codes and
 probabilities against one running server, and differ in the last digits
@@ -18,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # puts the post folders on sys.path
-from results_file import read_results, results_folder
+from results_file import final_and_failed, read_results, results_folder
 
 WITH_GRAMMAR = results_folder(__file__) / "codes-banking77-calib.jsonl"
 WITHOUT_GRAMMAR = results_folder(__file__) / "codes-banking77-calib-nogrammar.jsonl"
@@ -43,15 +45,18 @@ def main() -> int:
     parser.add_argument("second", nargs="?", type=Path, default=WITHOUT_GRAMMAR,
                         help="another results file (default: the same run without the grammar)")
     args = parser.parse_args()
-    first = {r["id"]: r for r in read_results(args.first, WRITE_THEM)}
-    second = {r["id"]: r for r in read_results(args.second, WRITE_THEM)}
+    (first, first_failed), (second, second_failed) = (final_and_failed(read_results(path, WRITE_THEM))
+                                                      for path in (args.first, args.second))
+    first, second = {r["id"]: r for r in first}, {r["id"]: r for r in second}
     ids = [i for i in first if i in second]
     if not ids:
         raise ValueError(f"{args.first} and {args.second} have no message in common")
     a, b = [first[i] for i in ids], [second[i] for i in ids]
     n = len(ids)
-    print(f"first:  {args.first} ({len(first)} messages)")
-    print(f"second: {args.second} ({len(second)} messages)")
+    for name, path, answers, failed in (("first: ", args.first, first, first_failed),
+                                        ("second:", args.second, second, second_failed)):
+        left_out = f"; {len(failed)} failed requests left out" if failed else ""
+        print(f"{name} {path} ({len(answers)} messages{left_out})")
     print(f"\n{n} messages in both:")
     print(f"  valid code in the first   {sum(r['status'] == 'ok' for r in a):5d}  {percent(sum(r['status'] == 'ok' for r in a), n)}")
     print(f"  valid code in the second  {sum(r['status'] == 'ok' for r in b):5d}  {percent(sum(r['status'] == 'ok' for r in b), n)}")

@@ -1,17 +1,56 @@
-"""A JSONL results file that survives Ctrl-C and resumes where it stopped.
+"""A JSONL results file that survives Ctrl-C, resumes where it stopped, and asks failed messages again.
 
 One JSON object per message, one line each, flushed and fsynced as soon as it
 is written: an interrupted run keeps every finished line. A line cut in half by
 a hard kill is dropped on the next open (it was not finished), and the rerun
 asks for that message again. Every object has an "id"; a rerun skips the ids
-already in the file.
+already in the file with a final outcome (status ok, invalid or too_long).
+
+A line with status "error" is a failed attempt, not an outcome: the next run
+takes it out of the file when it opens it (the file is rewritten without it,
+atomically: a new file renamed over the old one) and asks that message again,
+appending the new line at the end. So a file never holds two lines for one
+message, every reader can read it line by line, and the error lines in it
+are the ones of its last run. Readers count them on their own and leave
+them out of every figure (final_and_failed).
 """
 from __future__ import annotations
 
 import json
 import os
+import tempfile
 from pathlib import Path
 
+from decision import FINAL_STATUSES
+
+
+def is_final(record: dict) -> bool:
+    """True for a line with an outcome that stays (status ok, invalid or too_long), False for a failed attempt."""
+    return record.get("status") in FINAL_STATUSES
+
+
+def final_and_failed(records: list[dict]) -> tuple[list[dict], list[dict]]:
+    """(the records with a final outcome, the others), each in file order.
+
+    Every figure (accuracy, ECE, fits, thresholds) is taken over the first
+    list; the second is reported as its own count.
+    """
+    return [r for r in records if is_final(r)], [r for r in records if not is_final(r)]
+
+
+def replace_lines(path: Path, lines: list[bytes]) -> None:
+    """Make `lines` the content of path, one per line, atomically: written and fsynced to a temporary file
+    in the same folder, then renamed over path, so path is always either the old file or the new one."""
+    handle, name = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "wb") as out:
+            out.write(b"".join(line + b"\n" for line in lines))
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(name, path)
+    except BaseException:
+        Path(name).unlink(missing_ok=True)
+        raise
 
 
 def results_folder(script: str | Path) -> Path:
@@ -25,42 +64,56 @@ def results_folder(script: str | Path) -> Path:
 
 
 class ResultsFile:
-    """Append-only JSONL file keyed by message id.
+    """Append-only JSONL file keyed by message id, for a run that writes it.
 
-    records: the finished records already in the file (list of dicts).
-    Raises ValueError when a complete line in the middle of the file is not
-    JSON (the file was edited by hand or is not a results file).
+    records: the records with a final outcome already in the file (list of
+    dicts, file order); done: their ids. dropped: lines taken out when the
+    file was opened, because they held no final outcome (status "error"):
+    their messages are not done, so a run asks them again. Raises ValueError
+    when a complete line is not a JSON object (the file was edited by hand or
+    is not a results file).
     """
 
     def __init__(self, path: Path):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.records = []
+        self.records, self.dropped = [], 0
         if self.path.exists():
             raw = self.path.read_bytes()
             lines = raw.split(b"\n")
             # A last line without its newline is a write cut short: drop it.
             complete, partial = lines[:-1], lines[-1]
+            kept = []
             for number, line in enumerate(complete, start=1):
                 if not line.strip():
                     continue
                 try:
-                    self.records.append(json.loads(line))
+                    record = json.loads(line)
                 except json.JSONDecodeError:
-                    raise ValueError(f"{self.path} line {number} is not JSON; move the file away to start over") from None
-            if partial:
+                    record = None
+                if not isinstance(record, dict):
+                    raise ValueError(f"{self.path} line {number} is not a JSON object; move the file away to start over")
+                if is_final(record):
+                    kept.append(line)
+                    self.records.append(record)
+                else:
+                    self.dropped += 1
+            if self.dropped:
+                replace_lines(self.path, kept)
+            elif partial:
                 with open(self.path, "r+b") as handle:
                     handle.truncate(len(raw) - len(partial))
         self.done = {record["id"] for record in self.records}
         self._handle = open(self.path, "a", encoding="utf-8")
 
     def append(self, record: dict) -> None:
-        """Write one record as a line and make sure it is on disk."""
+        """Write one record as a line and make sure it is on disk; its id is done if its outcome is final."""
         self._handle.write(json.dumps(record, ensure_ascii=False) + "\n")
         self._handle.flush()
         os.fsync(self._handle.fileno())
         self.records.append(record)
-        self.done.add(record["id"])
+        if is_final(record):
+            self.done.add(record["id"])
 
     def close(self) -> None:
         self._handle.close()
@@ -72,8 +125,8 @@ class ResultsFile:
         self.close()
 
 
-def read_results(path: Path, command: str) -> list[dict]:
-    """Read a finished results file: one dict per line.
+def numbered_records(path: Path, command: str) -> list[tuple[int, dict]]:
+    """Read a finished results file: (line number, dict) for every non-empty line, error lines included.
 
     Raises FileNotFoundError naming `command` (the one that writes the file)
     when it is missing, and ValueError naming the file and line when a line is
@@ -93,5 +146,13 @@ def read_results(path: Path, command: str) -> list[dict]:
                 raise ValueError(f"{path} line {number} is not JSON ({error.msg}): is it a results file?") from None
             if not isinstance(record, dict):
                 raise ValueError(f"{path} line {number} is not a JSON object: is it a results file?")
-            records.append(record)
+            records.append((number, record))
     return records
+
+
+def read_results(path: Path, command: str) -> list[dict]:
+    """The records of a finished results file, one dict per line, error lines included (see final_and_failed).
+
+    Raises as numbered_records does.
+    """
+    return [record for _, record in numbered_records(path, command)]

@@ -6,8 +6,10 @@
 
 Writes 02-forcing-a-valid-answer/results/codes-banking77-<split>.jsonl
 (…-nogrammar.jsonl without the grammar), one line per message. Ctrl-C keeps the finished lines; the same
-command resumes with the next message. Prints valid codes, retried, correct and
-right group, with the median time per request.
+command resumes with the next message, and asks the messages whose request failed
+(status error) again. Prints valid codes, retried, correct and right group over
+the messages with an outcome, the failed ones as their own count, and the median
+time per request.
 """
 from __future__ import annotations
 
@@ -19,12 +21,13 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # puts the post folders on sys.path
 from banking77 import load_split
-from batch import add_split_arguments, base_record, pick_messages, run_messages
+from batch import RunStopped, add_split_arguments, base_record, pick_messages, run_messages
 from compare import percent
-from decision import ask_code, request_settings
+from decision import ask_code
 from llama_http import Client, exit_on_server_errors
 from typed_prompt import load_prompt
-from results_file import results_folder
+from typed_request import probe, request_settings
+from results_file import final_and_failed, results_folder
 
 
 def main() -> int:
@@ -41,20 +44,23 @@ def main() -> int:
     built = load_prompt()
     client = Client()
     info = client.model_info()
+    probe(client, built)
     settings = request_settings(built, grammar)
 
     def make_record(message):
         return base_record(message, ask_code(client, built, message.text, grammar=grammar), built, info["model"], settings)
 
     what = f"{args.split} (model {info['model']}, grammar {'on' if grammar else 'off'})"
-    records = run_messages(messages, out, make_record, what)
+    records, failed = final_and_failed(run_messages(messages, out, make_record, what))
 
     n = len(records)
     valid = sum(r["status"] == "ok" for r in records)
     print(f"\n{args.split}, {n} messages, {info['model']}, grammar {'on' if grammar else 'off'}:")
+    if failed:
+        print(f"  errors        {len(failed):5d}  requests that failed: not counted below; the same command asks them again")
     print(f"  valid codes   {valid:5d}  {percent(valid, n)}")
     print(f"  retried       {sum(r['retried'] for r in records):5d}  {percent(sum(r['retried'] for r in records), n)}")
-    for status in ("invalid", "too_long", "error"):
+    for status in ("invalid", "too_long"):
         count = sum(r["status"] == status for r in records)
         if count:
             print(f"  {status:<13} {count:5d}  {percent(count, n)}")
@@ -69,4 +75,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(exit_on_server_errors(main))
+    sys.exit(exit_on_server_errors(main, also=(RunStopped,)))

@@ -25,8 +25,9 @@ from confidence import TOP_LOGPROBS, letter_tokens, typed_answer
 from decision import ask_code
 from llama_http import Client, exit_on_server_errors
 from pitfalls import MOST, first_n_candidates
-from summary import add_results_arguments, describe, load_results
+from summary import add_results_arguments, describe, read_split
 from typed_prompt import PROMPTS
+from typed_request import probe
 
 SHOWN = 10
 
@@ -38,8 +39,9 @@ def main() -> int:
     args = parser.parse_args()
     if args.limit is not None and args.limit < 0:
         parser.error("--limit must be 0 or more")
-    path, records = load_results(args.split, args.results, args.dataset)
-    print(describe(path, records))
+    loaded = read_split(args.split, args.results, args.dataset)
+    records = loaded.records
+    print(describe(loaded.path, records, len(loaded.errors)))
     ok = [r for r in records if r["status"] == "ok"]
     all_groups = sum(all(p > 0 for p in r["group_distribution"].values()) for r in ok)
     chosen_present = sum(r["p_intent_given_group"] > 0 for r in ok)
@@ -53,6 +55,7 @@ def main() -> int:
         return 0
     client = Client()
     built = PROMPTS[args.dataset]()
+    probe(client, built, MOST)
     tokens = letter_tokens(client)
     model = client.model_info()["model"]
     if {r["model"] for r in todo} != {model}:
@@ -65,8 +68,8 @@ def main() -> int:
         if reply.status != "ok":
             print(f"  {record['id']}: no code this time ({reply.status})")
             continue
-        with_30 = typed_answer(first_n_candidates(reply.response, TOP_LOGPROBS), built, tokens)
-        with_100 = typed_answer(reply.response, built, tokens)
+        with_30 = typed_answer(first_n_candidates(reply.response, TOP_LOGPROBS), built, tokens, TOP_LOGPROBS)
+        with_100 = typed_answer(reply.response, built, tokens, MOST)
         moves.append(abs(with_100.confidence - with_30.confidence))
         if number <= SHOWN:
             print(f"  {record['id']:<12} {with_30.code}  confidence {with_30.confidence:.6f} with {TOP_LOGPROBS}, "

@@ -19,10 +19,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # puts the post folders on sys.path
-from confidence import TOP_LOGPROBS, Step, letter_tokens, typed_answer
+from confidence import Step, letter_tokens, typed_answer
 from decision import ask_code
 from llama_http import Client, exit_on_server_errors
 from typed_prompt import load_prompt
+from typed_request import TOP_LOGPROBS, probe
 
 COFFEE = "I was charged twice for the same coffee, can I get one refunded?"
 SHOWN = 5
@@ -53,13 +54,14 @@ def main() -> int:
         parser.error("the message is empty")
     client = Client()
     built = load_prompt()
+    probe(client, built)
     tokens = letter_tokens(client)
     reply = ask_code(client, built, args.message, top_logprobs=TOP_LOGPROBS)
     print(f"model: {client.model_info()['model']}\nmessage: {args.message}\n")
     if reply.status != "ok":
         print(f"no code: {reply.status} ({reply.error or repr(reply.content)})")
         return 1
-    answer = typed_answer(reply.response, built, tokens)
+    answer = typed_answer(reply.response, built, tokens, TOP_LOGPROBS)
     pieces = [step["token"] for step in reply.response["choices"][0]["logprobs"]["content"]]
     print_candidates(1, pieces[0], answer.group_step)
     print_candidates(len(pieces), pieces[-1], answer.intent_step)

@@ -24,11 +24,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # puts the post folders on sys.path
-from confidence import TOP_LOGPROBS, letter_tokens, typed_answer
-from decision import ask_code, request_settings, typed_messages
+from confidence import letter_tokens, typed_answer
+from decision import ask_code
 from llama_http import Client, exit_on_server_errors
 from logprobs import COFFEE
 from typed_prompt import load_prompt
+from typed_request import TOP_LOGPROBS, probe, request_settings, typed_messages
 
 MOST = 100  # candidates asked for in pitfall 3
 
@@ -57,6 +58,7 @@ def main() -> int:
         parser.error("the message is empty")
     client = Client()
     built = load_prompt()
+    probe(client, built)
     tokens = letter_tokens(client)
     messages = typed_messages(built, args.message)
     print(f"model: {client.model_info()['model']}\nmessage: {args.message}")
@@ -95,7 +97,7 @@ def main() -> int:
 
     print("\n3. top_logprobs 3, 30 and 100 (one request with 100 candidates, read with its first 3, 30 and 100)")
     response = ask_code(client, built, args.message, top_logprobs=MOST).response
-    answers = {top: typed_answer(first_n_candidates(response, top), built, tokens) for top in (3, TOP_LOGPROBS, MOST)}
+    answers = {top: typed_answer(first_n_candidates(response, top), built, tokens, top) for top in (3, TOP_LOGPROBS, MOST)}
     for top, answer in answers.items():
         print(f"  top_logprobs {top:3d}: {answer.code}  P(group) {answer.p_group:.4f}  "
               f"P(intent|group) {answer.p_intent_given_group:.4f}  confidence {answer.confidence:.4f}  "

@@ -13,7 +13,13 @@ reference run in results/reference/ (each script says which it read).
 
 A message whose status is not "ok" (invalid, too_long, error) has no code:
 it is recorded with correct = false and confidence = 0.0, so a threshold on
-confidence never acts on it.
+confidence never acts on it. An "error" line is a failed attempt, not an
+answer: a reply the server refused, or one whose logprobs give no confidence
+(a shortened candidate list). Every reader leaves it out and counts it on its
+own, the same command asks it again, and three in a row stop the run. Before
+the first message a probe (00-setup/typed_request.py) checks that the server
+can give a confidence at all; if not, the run stops with one line and writes
+nothing.
 """
 from __future__ import annotations
 
@@ -25,11 +31,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # puts the post folders on sys.path
 import banking77
 import clinc150
-from batch import add_split_arguments, base_record, pick_messages, run_messages
-from confidence import answer_fields, answer_of, letter_tokens
-from decision import ask_code, request_settings
+from batch import RunStopped, add_split_arguments, base_record, pick_messages, run_messages
+from confidence import answer_fields, letter_tokens, read_answer
+from decision import ask_code
 from llama_http import Client, exit_on_server_errors
 from typed_prompt import PROMPTS
+from typed_request import TOP_LOGPROBS, probe, request_settings
 from summary import DATASETS, own_results_path, print_summary
 
 SPLIT_LOADERS = {"banking77": banking77.load_split, "clinc150": clinc150.load_split}
@@ -39,7 +46,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--dataset", choices=DATASETS, default="banking77", help="which dataset (default: banking77)")
     add_split_arguments(parser)
-    parser.add_argument("--top-logprobs", type=int, default=30, help="candidates per token (default: 30)")
+    parser.add_argument("--top-logprobs", type=int, default=TOP_LOGPROBS,
+                        help=f"candidates per token (default: {TOP_LOGPROBS})")
     parser.add_argument("--out", type=Path,
                         help="results file (default: 03-where-confidence-comes-from/results/<dataset>-<split>.jsonl)")
     args = parser.parse_args()
@@ -51,12 +59,13 @@ def main() -> int:
     built = PROMPTS[args.dataset]()
     client = Client()
     model = client.model_info()["model"]
+    probe(client, built, args.top_logprobs)
     tokens = letter_tokens(client)
     settings = request_settings(built, True, args.top_logprobs)
 
     def make_record(message):
-        reply = ask_code(client, built, message.text, top_logprobs=args.top_logprobs)
-        return {**base_record(message, reply, built, model, settings), **answer_fields(answer_of(reply, built, tokens))}
+        reply, answer = read_answer(ask_code(client, built, message.text, top_logprobs=args.top_logprobs), built, tokens)
+        return {**base_record(message, reply, built, model, settings), **answer_fields(answer)}
 
     what = f"{args.dataset} {args.split} (model {model}, top_logprobs {args.top_logprobs})"
     records = run_messages(messages, out, make_record, what)
@@ -65,4 +74,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(exit_on_server_errors(main))
+    sys.exit(exit_on_server_errors(main, also=(RunStopped,)))

@@ -6,19 +6,28 @@
 
 run.py prints it at the end of a run; this prints it for any results file,
 without a server.
+
+This module is also the loader every later post reads results through
+(read_split, load_results, load_fit_and_report): each line is checked whole
+(results_record.py), and the lines with status "error" (failed requests, not
+answers) are kept apart: every script reports them as their own count and
+leaves them out of accuracy, ECE, fits and thresholds.
 """
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # puts the post folders on sys.path
 import banking77
 import clinc150
-from results_file import read_results, results_folder
+from results_file import final_and_failed, is_final, numbered_records, results_folder
+from results_record import check_record
 
 ROOT = Path(__file__).resolve().parents[1]
 # run.py writes a reader's own runs here; the committed reference runs of the CPU default model are below it.
@@ -58,12 +67,15 @@ def percentile(values: list[float], fraction: float) -> float:
 def print_summary(records: list[dict], title: str = "") -> None:
     """The summary block of post 03 for one results file; title names it ("banking77 test").
 
-    Seconds are the requests' wall time added up (a resumed run counts all).
-    Off-label masses are over the answers with a code, in percent.
+    records may include error lines (failed requests): they get a line of
+    their own and take no part in any figure. Seconds are the requests' wall
+    time added up over the answers (a resumed run counts all). Off-label
+    masses are over the answers with a code, in percent.
     """
+    records, failed = final_and_failed(records)
     n = len(records)
     if n == 0:
-        print(f"\n{title}: no messages")
+        print(f"\n{title}: no messages" + (f" answered ({len(failed)} failed requests)" if failed else ""))
         return
     seconds = sum(r["wall_ms"] for r in records) / 1000
     right = [r for r in records if r["correct"]]
@@ -71,8 +83,11 @@ def print_summary(records: list[dict], title: str = "") -> None:
     ok = [r for r in records if r["status"] == "ok"]
     rate = f" ({n / seconds:.2f} messages/s)" if seconds > 0 else ""
     print(f"\n{title}: {n} messages in {seconds:.0f} s of requests{rate}")
-    failed = {s: sum(r["status"] == s for r in records) for s in ("invalid", "too_long", "error")}
-    print(f"  valid codes: {len(ok)} ({100 * len(ok) / n:.1f}%)" + "".join(f", {s} {c}" for s, c in failed.items() if c))
+    if failed:
+        print(f"  errors: {len(failed)} requests failed; left out of every figure below (the run.py command that "
+              "wrote the file asks them again)")
+    no_code = {s: sum(r["status"] == s for r in records) for s in ("invalid", "too_long")}
+    print(f"  valid codes: {len(ok)} ({100 * len(ok) / n:.1f}%)" + "".join(f", {s} {c}" for s, c in no_code.items() if c))
     print(f"  correct: {len(right)} ({100 * len(right) / n:.1f}%), right group: "
           f"{sum(r['right_group'] for r in records)} ({100 * sum(r['right_group'] for r in records) / n:.1f}%)")
     for label, group in (("right", right), ("wrong", wrong)):
@@ -119,20 +134,6 @@ def add_calib_arguments(parser: argparse.ArgumentParser, dataset: str = "banking
                         "else the reference one)")
 
 
-# The fields every later post reads from a line of run.py's results file.
-REQUIRED_FIELDS = ("id", "status", "code", "gold_code", "correct", "right_group", "confidence", "model")
-
-
-def check_record(record: dict, where: str) -> None:
-    """Raise ValueError naming `where` (file and line) when a results line lacks a field or has a bad confidence."""
-    missing = [name for name in REQUIRED_FIELDS if name not in record]
-    if missing:
-        raise ValueError(f"{where} lacks {', '.join(missing)}: not a line written by 03's run.py")
-    confidence = record["confidence"]
-    if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) or not 0.0 <= confidence <= 1.0:
-        raise ValueError(f"{where} has confidence {confidence!r}: it must be a number in [0, 1]")
-
-
 def own_results_path(dataset: str, split: str) -> Path:
     """Where run.py writes a reader's own run: 03-where-confidence-comes-from/results/<dataset>-<split>.jsonl."""
     return OWN_RESULTS / f"{dataset}-{split}.jsonl"
@@ -144,61 +145,100 @@ def run_command(dataset: str, split: str) -> str:
     return f"python3 03-where-confidence-comes-from/run.py{option} --split {split}"
 
 
-def count_lines(path: Path) -> int:
-    """Non-empty lines of a file: the answers of a results file, without parsing them."""
+def count_answers(path: Path) -> int:
+    """The lines of a results file with a final outcome (not an error line); a line that is not JSON counts as none
+    (the loader names it when the file is read)."""
+    count = 0
     with open(path, "rb") as handle:
-        return sum(1 for line in handle if line.strip())
+        for line in handle:
+            try:
+                record = json.loads(line) if line.strip() else None
+            except json.JSONDecodeError:
+                record = None
+            count += isinstance(record, dict) and is_final(record)
+    return count
 
 
 def default_results(dataset: str, split: str) -> tuple[Path, str]:
     """Which file a script reads when no --results is given, and why (one clause, for describe()).
 
-    Your own run (own_results_path) when it holds every message of the split,
-    else the committed reference run. A partial own run is never mixed with
-    the reference: it is named with its count, and the reference is read.
+    Your own run (own_results_path) when it holds an answer for every message
+    of the split (error lines are not answers), else the committed reference
+    run. A partial own run is never mixed with the reference: it is named with
+    its count, and the reference is read.
     """
     own = own_results_path(dataset, split)
     shown = relative(own)
     if not own.exists():
         return REFERENCE / own.name, f"the committed reference run; no run of yours at {shown}"
-    size, done = SPLIT_SIZES[dataset](split), count_lines(own)
+    size, done = SPLIT_SIZES[dataset](split), count_answers(own)
     if done >= size:
         return own, f"your own run, all {size:,} messages"
     return REFERENCE / own.name, (f"the committed reference run; yours at {shown} has {done:,} of {size:,} "
                                   f"messages (finish it with: {run_command(dataset, split)})")
 
 
-def load_results(split: str, results: Path | None = None, dataset: str = "banking77") -> tuple[Path, list[dict]]:
-    """The records of one split: `results` if given, else default_results() of dataset and split.
+@dataclass(frozen=True)
+class Loaded:
+    """One results file as the later posts read it.
 
-    Returns (path read, list of record dicts, one per message). Raises
-    FileNotFoundError naming the run.py command that writes a missing file,
-    and ValueError for an empty file or a line that is not a results record
-    (check_record).
+    path: the file read. records: its answers (status ok, invalid or
+    too_long), one dict per message, each checked whole (results_record);
+    every figure is taken over these. errors: its error lines (failed
+    requests), also checked, reported as their own count and left out of every
+    figure; run.py asks them again.
+    """
+
+    path: Path
+    records: list[dict]
+    errors: list[dict]
+
+
+def read_split(split: str, results: Path | None = None, dataset: str = "banking77") -> Loaded:
+    """The results of one split: `results` if given, else default_results() of dataset and split.
+
+    Raises FileNotFoundError naming the run.py command that writes a missing
+    file, and ValueError naming file, line and field for a line that is not a
+    results record (results_record.check_record), for an id on two lines, and
+    for a file without a single answer.
     """
     command = run_command(dataset, split)
     path = Path(results) if results else default_results(dataset, split)[0]
     if results:
         command += f" --out {path}"
-    records = read_results(path, command)
+    numbered = numbered_records(path, command)
+    seen: dict[str, int] = {}
+    for number, record in numbered:
+        where = f"{path} line {number}"
+        check_record(record, where)
+        if record["id"] in seen:
+            raise ValueError(f"{where}: field 'id' is {record['id']!r}, already on line {seen[record['id']]}: a results "
+                             "file holds one line per message")
+        seen[record["id"]] = number
+    records, errors = final_and_failed([record for _, record in numbered])
     if not records:
-        raise ValueError(f"{path} holds no answers; write it with: {command}")
-    for number, record in enumerate(records, start=1):
-        check_record(record, f"{path} record {number}")
-    return path, records
+        failed = f" ({len(errors)} lines are failed requests, which the same command asks again)" if errors else ""
+        raise ValueError(f"{path} holds no answers{failed}; write it with: {command}")
+    return Loaded(path, records, errors)
+
+
+def load_results(split: str, results: Path | None = None, dataset: str = "banking77") -> tuple[Path, list[dict]]:
+    """(path, answers) of read_split(): the error lines are left out, so use read_split where they are reported."""
+    loaded = read_split(split, results, dataset)
+    return loaded.path, loaded.records
 
 
 def load_fit_and_report(args: argparse.Namespace) -> tuple[Path, list[dict], Path, list[dict]]:
     """The calibration records to fit on and the records to report on, named by add_results_arguments(fits_on_calib=True).
 
-    Returns (calib path, calib records, path, records) and prints one line
-    naming each file and its model. Raises as load_results does.
+    Returns (calib path, calib answers, path, answers) and prints one line
+    naming each file, its model and its error lines. Raises as read_split does.
     """
-    calib_path, calib = load_results("calib", args.calib, args.dataset)
-    path, records = load_results(args.split, args.results, args.dataset)
-    print(f"fit on    {describe(calib_path, calib)}")
-    print(f"report on {describe(path, records)}")
-    return calib_path, calib, path, records
+    calib = read_split("calib", args.calib, args.dataset)
+    report = read_split(args.split, args.results, args.dataset)
+    print(f"fit on    {describe(calib.path, calib.records, len(calib.errors))}")
+    print(f"report on {describe(report.path, report.records, len(report.errors))}")
+    return calib.path, calib.records, report.path, report.records
 
 
 def relative(path: Path) -> Path:
@@ -207,12 +247,12 @@ def relative(path: Path) -> Path:
     return path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
 
 
-def describe(path: Path, records: list[dict]) -> str:
-    """One line naming the file, the model(s) it holds, and why this file was read.
+def describe(path: Path, records: list[dict], errors: int = 0) -> str:
+    """One line naming the file, the model(s) it holds, why this file was read, and its error lines if any.
 
     The reason is one of: your own complete run, the committed reference run
     (and what is wrong with yours, if anything), or a file given on the
-    command line.
+    command line. errors: how many failed requests the file holds (Loaded.errors).
     """
     models = ", ".join(sorted({r["model"] for r in records}))
     why = "given on the command line"
@@ -221,16 +261,17 @@ def describe(path: Path, records: list[dict]) -> str:
             default, reason = default_results(dataset, split)
             if Path(path).resolve() == default.resolve():
                 why = reason
-    return f"{relative(path)}: model {models} ({why})"
+    left_out = f"; {errors} failed requests left out (run.py asks them again)" if errors else ""
+    return f"{relative(path)}: model {models} ({why}){left_out}"
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_results_arguments(parser)
     args = parser.parse_args()
-    path, records = load_results(args.split, args.results, args.dataset)
-    print(describe(path, records))
-    print_summary(records, f"{args.dataset} {args.split}")
+    loaded = read_split(args.split, args.results, args.dataset)
+    print(describe(loaded.path, loaded.records, len(loaded.errors)))
+    print_summary(loaded.records + loaded.errors, f"{args.dataset} {args.split}")
     return 0
 
 

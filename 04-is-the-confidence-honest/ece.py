@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # puts the post folders on sys.path
-from summary import add_results_arguments, describe, load_results
+from summary import add_results_arguments, describe, read_split
 
 N_BINS = 15
 BIN_COUNTS = (5, 10, 15, 20, 30)
@@ -148,7 +148,8 @@ def nll(confidences: list[float], corrects: list[bool]) -> float:
 
 
 def outcomes(records: list[dict]) -> tuple[list[float], list[bool]]:
-    """(confidences, corrects) of post 03 records; a failed request carries confidence 0 and counts as wrong."""
+    """(confidences, corrects) of post 03 answers; one without a code (invalid, too_long) carries confidence 0 and
+    counts as wrong. Error lines are no answers: summary's loader leaves them out before this."""
     return [r["confidence"] for r in records], [bool(r["correct"]) for r in records]
 
 
@@ -168,9 +169,10 @@ def main() -> int:
     args = parser.parse_args()
     if not 1 <= args.bins <= 100:
         parser.error("--bins must be between 1 and 100")
-    path, records = load_results(args.split, args.results, args.dataset)
+    loaded = read_split(args.split, args.results, args.dataset)
+    records = loaded.records
     confidences, corrects = outcomes(records)
-    print(describe(path, records))
+    print(describe(loaded.path, records, len(loaded.errors)))
     accuracy = sum(corrects) / len(corrects)
     print(f"{args.dataset} {args.split}: {len(records)} answers, accuracy {100 * accuracy:.1f}%, "
           f"mean confidence {100 * sum(confidences) / len(confidences):.1f}%\n")

@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # puts the post folders on sys.path
 from ece import N_BINS, Bin, ece, outcomes, reliability_bins
 from results_file import results_folder
-from summary import add_results_arguments, describe, load_results
+from summary import add_results_arguments, describe, read_split
 
 
 def has_display() -> bool:
@@ -115,9 +115,10 @@ def main() -> int:
     args = parser.parse_args()
     show = has_display() and not args.no_show
     plt = pyplot(show)  # noqa: F841  (selects the backend before any figure is made)
-    path, records = load_results(args.split, args.results, args.dataset)
+    loaded = read_split(args.split, args.results, args.dataset)
+    records = loaded.records
     confidences, corrects = outcomes(records)
-    print(describe(path, records))
+    print(describe(loaded.path, records, len(loaded.errors)))
     bins = reliability_bins(confidences, corrects, N_BINS)
     title = f"{args.split}: {len(records)} answers, ECE {ece(confidences, corrects, N_BINS):.3f}"
     print(title)

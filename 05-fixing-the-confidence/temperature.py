@@ -62,35 +62,48 @@ class TemperatureFit:
     at_bound: str | None
 
 
-def scale(distribution: dict[str, float], temperature: float) -> dict[str, float]:
-    """Renormalize p(letter)^(1/T) over the letters: softmax(log p / T).
+def log_scale(distribution: dict[str, float], temperature: float) -> dict[str, float]:
+    """log of the scaled distribution: log softmax(log p / T), computed in log space; -inf for a letter at 0.
 
     distribution: letter -> probability in [0, 1], renormalized over the valid
-    letters (post 03). A letter at probability 0 (missing from top_logprobs)
-    stays at 0 for every T. So does a step where every valid letter was
-    missing (all of its mass off-label; one CLINC150 calib answer): the result
-    is all zeros, and its confidence stays 0. Raises ValueError for T <= 0.
+    letters (post 03). log softmax(z)_i = z_i - (z_max + log1p(sum over the
+    other letters of exp(z_j - z_max))): nothing is exponentiated that could
+    underflow to 0 and then be logged, so a right letter at p = 1e-300 keeps a
+    finite log at every T. A letter at probability 0 (missing from
+    top_logprobs) stays at -inf for every T, and so does every letter of a
+    step where all were missing. Raises ValueError for T <= 0.
     """
     if not temperature > 0:
         raise ValueError(f"temperature must be positive, not {temperature!r}")
-    logs = {letter: math.log(p) for letter, p in distribution.items() if p > 0}
-    if not logs:
-        return dict.fromkeys(distribution, 0.0)
-    top = max(logs.values())  # subtracting the max keeps exp() from overflowing when T is small
-    weights = {letter: math.exp((value - top) / temperature) for letter, value in logs.items()}
-    total = sum(weights.values())
-    return {letter: weights.get(letter, 0.0) / total for letter in distribution}
+    scaled = {letter: math.log(p) / temperature for letter, p in distribution.items() if p > 0}
+    if not scaled:
+        return dict.fromkeys(distribution, -math.inf)
+    top_letter = max(scaled, key=scaled.get)
+    top = scaled[top_letter]
+    norm = top + math.log1p(sum(math.exp(value - top) for letter, value in scaled.items() if letter != top_letter))
+    return {letter: scaled[letter] - norm if letter in scaled else -math.inf for letter in distribution}
+
+
+def scale(distribution: dict[str, float], temperature: float) -> dict[str, float]:
+    """Renormalize p(letter)^(1/T) over the letters: softmax(log p / T), the exp of log_scale.
+
+    A letter at probability 0 stays at 0 for every T. So does a step where
+    every valid letter was missing (all of its mass off-label; one CLINC150
+    calib answer): the result is all zeros, and its confidence stays 0.
+    Raises ValueError for T <= 0.
+    """
+    return {letter: math.exp(value) for letter, value in log_scale(distribution, temperature).items()}
 
 
 def step_nll(examples: list[StepExample], temperature: float) -> float:
-    """Mean negative log-likelihood (nats) of the right letter after scaling by T.
+    """Mean negative log-likelihood (nats) of the right letter after scaling by T, from log_scale.
 
     Every example's right letter must have probability > 0 (see step_examples).
     Raises ValueError on an empty list.
     """
     if not examples:
         raise ValueError("no examples to score")
-    return -sum(math.log(scale(e.distribution, temperature)[e.right_letter]) for e in examples) / len(examples)
+    return -sum(log_scale(e.distribution, temperature)[e.right_letter] for e in examples) / len(examples)
 
 
 def step_examples(records: list[dict], step: str) -> tuple[list[StepExample], int]:
@@ -142,7 +155,11 @@ def fit_temperature(examples: list[StepExample], step: str = "", bounds: tuple[f
     """The T in `bounds` that minimizes step_nll on the examples.
 
     NLL is convex in 1/T (a log-sum-exp minus a linear term), hence unimodal
-    in log T, so a golden-section search on log T finds the minimum. Raises
+    in log T, so a golden-section search on log T finds the minimum. Where the
+    NLL is flat (every example right with a top letter far ahead: the NLL is
+    0 to the last digit for every small T), the search can stop anywhere on
+    the flat stretch; so a bound whose NLL is no higher than the one found is
+    taken instead, and flagged: the best T lies at it or beyond. Raises
     ValueError on no examples or bounds that are not 0 < low < high.
     """
     low, high = bounds
@@ -151,12 +168,12 @@ def fit_temperature(examples: list[StepExample], step: str = "", bounds: tuple[f
     if not examples:
         raise ValueError(f"no answers to fit the {step or 'step'} temperature on")
     log_t = golden_section(lambda x: step_nll(examples, math.exp(x)), math.log(low), math.log(high), LOG_T_TOLERANCE)
-    temperature = math.exp(log_t)
-    at_bound = None
-    if log_t - math.log(low) < 1e-6:
-        at_bound = "lower"
-    elif math.log(high) - log_t < 1e-6:
-        at_bound = "upper"
+    temperature, at_bound = math.exp(log_t), None
+    found = step_nll(examples, temperature)
+    if step_nll(examples, low) <= found or log_t - math.log(low) < 1e-6:
+        temperature, at_bound = low, "lower"
+    elif step_nll(examples, high) <= found or math.log(high) - log_t < 1e-6:
+        temperature, at_bound = high, "upper"
     return TemperatureFit(step, temperature, step_nll(examples, 1.0), step_nll(examples, temperature),
                           len(examples), skipped, at_bound)
 

@@ -13,6 +13,7 @@ predicted code never changes.
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from bisect import bisect_right
 from dataclasses import dataclass
@@ -40,7 +41,12 @@ class IsotonicFit:
     values: tuple[float, ...]
 
     def __call__(self, confidence: float) -> float:
-        """Calibrated confidence in [0, 1] for a raw confidence (clipped to the fitted range)."""
+        """Calibrated confidence in [0, 1] for a raw confidence (clipped to the fitted range).
+
+        Raises ValueError for NaN, which has no place on the line.
+        """
+        if math.isnan(confidence):
+            raise ValueError(f"confidence {confidence!r} is not a number: the isotonic map takes a probability")
         x, y = self.thresholds, self.values
         if confidence <= x[0]:
             return y[0]

@@ -188,8 +188,7 @@ def main() -> int:
     positives = [r["gold_code"] in codes for r in records]
     n_out = sum(positives)
     if n_out in (0, len(records)):
-        raise SystemExit(f"error: {path} has {n_out} out-of-scope messages of {len(records)}: "
-                         "detection needs both kinds")
+        raise ValueError(f"{path} has {n_out} out-of-scope messages of {len(records)}: detection needs both kinds")
     n_in = len(records) - n_out
     answered = [r["code"] in codes for r in records]
     caught = sum(a and p for a, p in zip(answered, positives))

@@ -23,11 +23,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # puts the post folders on sys.path
 from banking77 import Intent
-from confidence import TOP_LOGPROBS, answer_fields, answer_of, letter_tokens
+from confidence import answer_fields, letter_tokens, read_answer
 from customer_messages import ROUTED
 from decision import CodeReply, ask_code
 from llama_http import Client, exit_on_server_errors
 from typed_prompt import PROMPTS, BuiltPrompt
+from typed_request import TOP_LOGPROBS, probe
 from routes import Calibrator, Thresholds, add_threshold_arguments, route_of, thresholds_from, top_two
 from summary import add_calib_arguments
 
@@ -118,21 +119,24 @@ def main() -> int:
     if any(not message.strip() for message in args.messages):
         parser.error("a message is empty: give the text of a customer message")
 
-    calib_path, calib, calibrate, thresholds = thresholds_from(args)
-    calib_models = sorted({r["model"] for r in calib})
+    calib, calibrate, thresholds = thresholds_from(args)
+    calib_models = sorted({r["model"] for r in calib.records})
     client = Client()
     info = client.model_info()
     built = PROMPTS[args.dataset]()
+    probe(client, built)
     tokens = letter_tokens(client)
     print(f"server: {client.url}  model: {info['model']}  build: {info['build']}")
-    print(f"thresholds fitted on {calib_path.name} (model {', '.join(calib_models)}): {describe_thresholds(thresholds)}")
+    left_out = f"; {len(calib.errors)} failed requests in it left out" if calib.errors else ""
+    print(f"thresholds fitted on {calib.path.name} (model {', '.join(calib_models)}{left_out}): "
+          f"{describe_thresholds(thresholds)}")
     if calib_models != [info["model"]]:
         print(f"note: the server runs {info['model']}, but the calibration and thresholds come from another model's "
               "answers: they do not carry over, so take the route as a demonstration only")
     for message in args.messages or ROUTED:
         print()
-        reply = ask_code(client, built, message, top_logprobs=TOP_LOGPROBS)
-        print_route(message, record_of(reply, answer_of(reply, built, tokens)), built, calibrate, thresholds)
+        reply, answer = read_answer(ask_code(client, built, message, top_logprobs=TOP_LOGPROBS), built, tokens)
+        print_route(message, record_of(reply, answer), built, calibrate, thresholds)
     return 0
 
 

@@ -42,7 +42,7 @@ from ece import check_inputs, outcomes
 from isotonic import fit_isotonic
 from out_of_scope import code_list, out_of_scope_codes
 from separation import percent
-from summary import add_results_arguments, load_fit_and_report, load_results, percentile
+from summary import Loaded, add_results_arguments, load_fit_and_report, percentile, read_split
 
 ROUTES = ("act", "ask", "hand_over")
 TARGET = 0.985
@@ -385,10 +385,10 @@ def fit_from(calib: list[dict], args: argparse.Namespace) -> tuple[Calibrator, T
     return calibrate, fit_thresholds(calib, calibrate, args.target, args.ask_target, out_of_scope_codes(args.dataset))
 
 
-def thresholds_from(args: argparse.Namespace) -> tuple[Path, list[dict], Calibrator, Thresholds]:
-    """Load the calib file named by the arguments (--dataset, --calib) and fit_from it."""
-    calib_path, calib = load_results("calib", args.calib, args.dataset)
-    return (calib_path, calib, *fit_from(calib, args))
+def thresholds_from(args: argparse.Namespace) -> tuple[Loaded, Calibrator, Thresholds]:
+    """Load the calib file named by the arguments (--dataset, --calib) and fit_from its answers (error lines left out)."""
+    calib = read_split("calib", args.calib, args.dataset)
+    return (calib, *fit_from(calib.records, args))
 
 
 def print_thresholds(thresholds: Thresholds) -> None:

@@ -18,16 +18,15 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # puts the post folders on sys.path
-from datafiles import DATA_ENV
 from llama_http import Client, ServerLoading, ServerUnreachable
+from run_tests import dataset_mirror
 from script_sandbox import FakePath
 
 ROOT = series.ROOT
 # Tests read the offline mirror next to the repository (as in CI) unless the
-# caller points elsewhere; without one, the loaders download (as run_tests.py does).
-MIRROR = ROOT.parent / "shared" / "datasets"
-if MIRROR.is_dir():
-    os.environ.setdefault(DATA_ENV, str(MIRROR))
+# caller points elsewhere; without one, the loaders download: run_tests.py's rule,
+# and the only place the tests set it up.
+os.environ.update(dataset_mirror(os.environ))
 
 
 VENV_BIN = Path(sys.prefix) / "bin"

@@ -35,7 +35,7 @@ decides, not the modules it imports.
 - offline console: run, stdout compared with the block (`...` matching any lines);
 - offline sh: run, exit status 0 required;
 - server --limit: the script accepts --limit (the text "--limit" is in its
-  source): run against $LLAMA_URL with `--limit 2` (replacing the README's
+  source, or it calls 02's add_split_arguments, which adds it): run against $LLAMA_URL with `--limit 2` (replacing the README's
   N, or added), and `--out` pointed at a temporary file where the script has
   that option; exit status 0 required, the output is not compared (the test
   model is not the README's);
@@ -48,11 +48,12 @@ decides, not the modules it imports.
 
 Offline and server commands run with shell=False from the root of a fresh
 copy of the repository (the files git tracks, see `repository_copy`), where
-the reference results also stand in for "your own runs" under results/; so no
-command can change a file of the repository, and commands that read
-results/<dataset>-<split>.jsonl find one. `python3` is this interpreter;
-TYPED_DECISIONS_DATA comes from the environment, else ../shared/datasets as
-in tests/conftest.py; MPLBACKEND=Agg.
+the BANKING77 reference results also stand in for a reader's own files under
+the names the READMEs give them (my-calib-run.jsonl, my-test-run.jsonl); so
+no command can change a file of the repository, and a command that names
+one of those files finds it. `python3` is this interpreter;
+TYPED_DECISIONS_DATA comes from the environment, else ../shared/datasets
+(run_tests.dataset_mirror, the rule tests/conftest.py applies); MPLBACKEND=Agg.
 """
 from __future__ import annotations
 
@@ -71,6 +72,9 @@ import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from run_tests import dataset_mirror  # the rule for where the datasets are read
+
 ROOT = Path(__file__).resolve().parents[1]
 ELISION = "..."
 KINDS = ("offline console", "offline sh", "server --limit", "parse-only", "not run")
@@ -79,6 +83,9 @@ NOT_RUN_SCRIPTS = {"run_tests.py": "runs the whole test suite, this test include
                    "post_tags.py": "makes tags in a git repository; tests/test_post_tags.py runs it in a clone"}
 # Programs a README may show that are never run here (a typo such as `pyhton3` is none of them).
 NOT_RUN_PROGRAMS = ("cd", "docker", "export", "git", "pip", "uv")
+# Source text that shows a script takes --limit: its own option, or batch.py's add_split_arguments (02's and 03's run.py).
+# The names the READMEs give a reader's own results files, and the reference file that stands in for each.
+OWN_FILES = {"my-calib-run.jsonl": "banking77-calib.jsonl", "my-test-run.jsonl": "banking77-test.jsonl"}
 LIMIT_IN_TESTS = "2"
 OFFLINE_TIMEOUT_S = 300
 SERVER_TIMEOUT_S = 900
@@ -369,20 +376,17 @@ def repository_copy(target: Path) -> Path:
 
 
 def workspace(target: Path) -> Path:
-    """A fresh copy of the repository to run README commands in, with the reference results
-    also copied to results/ where a reader's own runs of post 03 would be."""
+    """A fresh copy of the repository to run README commands in, with the BANKING77 reference
+    results also copied to the names the READMEs give a reader's own files (OWN_FILES)."""
     repository_copy(target)
-    for reference in sorted((target / "results" / "reference").rglob("*.jsonl")):
-        shutil.copy2(reference, target / "results" / reference.name)
+    for name, reference in OWN_FILES.items():
+        shutil.copy2(next((target / "results" / "reference").rglob(reference)), target / name)
     return target
 
 
 def command_env(command: Command) -> dict[str, str]:
     env = {**os.environ, "MPLBACKEND": "Agg", "PYTHONDONTWRITEBYTECODE": "1", **dict(command.env)}
-    mirror = ROOT.parent / "shared" / "datasets"
-    if "TYPED_DECISIONS_DATA" not in env and mirror.is_dir():
-        env["TYPED_DECISIONS_DATA"] = str(mirror)
-    return env
+    return {**env, **dataset_mirror(env)}
 
 
 def _run(command: Command, argv: list[str], workdir: Path, timeout: float) -> Outcome:

@@ -72,6 +72,13 @@ def test_a_single_answer_fits_a_constant():
     assert fit(0.1) == fit(0.7) == fit(0.99) == 1.0
 
 
+def test_the_map_refuses_nan_with_a_value_error():
+    # issue 12, case 9: NaN raised IndexError from deep inside bisect
+    fit = fit_isotonic([0.2, 0.5, 0.9], [False, True, True])
+    with pytest.raises(ValueError, match="confidence nan is not a number"):
+        fit(float("nan"))
+
+
 def test_empty_input_raises():
     with pytest.raises(ValueError, match="empty"):
         fit_isotonic([], [])

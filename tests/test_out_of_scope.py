@@ -121,5 +121,7 @@ def test_script_says_so_when_a_file_has_no_out_of_scope_message(tmp_path):
     path = tmp_path / "in-scope.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in records if r["gold_code"] != "K-A"), encoding="utf-8")
     result = run("--split", "calib", "--results", path)
-    assert result.returncode == 1
+    # bad input exits 2 with one line, as in every other script (issue 12, case 11)
+    assert result.returncode == 2 and len(result.stderr.splitlines()) == 1
+    assert result.stderr.startswith("error: ")
     assert result.stderr.strip().endswith("has 0 out-of-scope messages of 750: detection needs both kinds")

@@ -1,4 +1,5 @@
 """Post 03's summary block: confidence ranges, the 95th percentile, the printout."""
+import json
 import random
 import subprocess
 import sys
@@ -6,7 +7,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from summary import RANGES, in_range, percentile, print_summary
+from ece import ece
+from result_lines import EIGHT_AND_TWO_ERRORS, result_line, write_lines
+from results_record import FIELDS, check_record
+from summary import RANGES, describe, in_range, percentile, print_summary, read_split
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -69,13 +73,14 @@ def test_summary_script_names_the_command_when_the_results_file_is_missing(tmp_p
     assert result.stderr.strip().count("\n") == 0 and "run.py --split test" in result.stderr
 
 
+GOOD = json.dumps(result_line(1, True, 0.7))
+
+
 @pytest.mark.parametrize("content, message", [
     ("", "holds no answers"),
-    ('{"id": "x"}\n', "lacks status"),
-    ('{"id": "a", "status": "ok", "code": "A-A", "gold_code": "A-A", "correct": true, "right_group": true, '
-     '"confidence": 1.7, "model": "m"}\n', "confidence 1.7"),
-    ('{"id": "a", "status": "ok", "code": "A-A", "gold_code": "A-A", "correct": true, "right_group": true, '
-     '"confidence": "high", "model": "m"}\n', "confidence 'high'"),
+    ('{"id": "x"}\n', "line 1: field 'text' is missing"),
+    (GOOD.replace('"confidence": 0.7', '"confidence": 1.7') + "\n", "line 1: field 'confidence' is 1.7: not a probability"),
+    (GOOD.replace('"confidence": 0.7', '"confidence": "high"') + "\n", "line 1: field 'confidence' is 'high'"),
     ('{"id": "a"}\n{"id": "b"}\n{not json\n', "line 3 is not JSON"),
 ])
 def test_a_bad_results_file_gives_one_line_naming_the_problem(tmp_path, content, message):
@@ -86,6 +91,126 @@ def test_a_bad_results_file_gives_one_line_naming_the_problem(tmp_path, content,
                                 capture_output=True, text=True, timeout=120)
         assert result.returncode == 2, (script, result.stderr)
         assert result.stderr.count("\n") == 1 and message in result.stderr and str(bad) in result.stderr, script
+
+
+# ---------------------------------------------------------------- a line checked whole (issue 12, case 7)
+
+def checked(line: dict) -> str:
+    """The message check_record gives for line as line 2 of x.jsonl."""
+    with pytest.raises(ValueError) as bad:
+        check_record(line, "x.jsonl line 2")
+    return str(bad.value)
+
+
+@pytest.mark.parametrize("field", sorted(set(FIELDS) - {"grammar", "prompt_sha256", "flagged_logprobs"}))
+def test_every_field_a_later_script_reads_must_be_there(field):
+    line = result_line(1, True, 0.7)
+    del line[field]
+    assert checked(line) == f"x.jsonl line 2: field {field!r} is missing; not a line written by 03's run.py"
+
+
+@pytest.mark.parametrize("field, value, words", [
+    ("id", "", "is '': not a non-empty string"),
+    ("status", "maybe", "not one of ok, invalid, too_long, error"),
+    ("gold_code", "AB", "not a code like C-F"),
+    ("correct", 1, "not true or false"),
+    ("wall_ms", -3.0, "not a number of milliseconds"),
+    ("confidence", float("nan"), "not a probability in [0, 1]"),
+    ("p_group", True, "not a probability"),
+    ("group_distribution", {"A": 0.5, "B": 0.2}, "sums to 0.7"),
+    ("intent_distribution", {"b": 1.0}, "not an object of letters and probabilities"),
+    ("missing_letters", 1.5, "not a count"),
+    ("tokens_in_code", 4, "not 2 or 3"),
+    ("timings", [], "not an object"),
+    ("prompt_sha256", "abc", "not a hex sha256"),
+])
+def test_a_field_of_the_wrong_type_or_range_is_named(field, value, words):
+    message = checked({**result_line(1, True, 0.7), field: value})
+    assert message.startswith(f"x.jsonl line 2: field {field!r} is ") and words in message
+
+
+@pytest.mark.parametrize("changes, words", [
+    ({"correct": False}, "field 'correct' is False, but the code is 'A-B' and the right one 'A-B'"),
+    ({"right_group": False}, "field 'right_group' is False"),
+    ({"confidence": 0.5}, "field 'confidence' is 0.5, not p_group x p_intent_given_group = 0.7"),
+    ({"intent_distribution": {"C": 1.0}}, "field 'intent_distribution' has no letter 'B' of the code A-B"),
+])
+def test_fields_that_disagree_with_each_other_are_named(changes, words):
+    assert words in checked({**result_line(1, True, 0.7), **changes})
+
+
+def test_a_line_without_an_answer_has_null_answer_fields_and_confidence_0():
+    assert "field 'code' is 'A-B', but a line with status 'error' has no answer: null" in \
+        checked({**result_line(1, False, status="error"), "code": "A-B"})
+    assert "field 'confidence' is 0.3, but a line without an answer has confidence 0" in \
+        checked({**result_line(1, False, status="invalid"), "confidence": 0.3})
+    for status in ("invalid", "too_long", "error"):
+        check_record(result_line(1, False, status=status), "x.jsonl line 2")
+
+
+def test_a_message_on_two_lines_is_named_with_both(tmp_path):
+    path = write_lines(tmp_path / "twice.jsonl", [result_line(1, True), result_line(2, False), result_line(1, True)])
+    with pytest.raises(ValueError, match="twice.jsonl line 3: field 'id' is 'test-1', already on line 1"):
+        read_split("test", path)
+
+
+# ---------------------------------------------------------------- error lines are counted apart (issue 12, case 2)
+
+def test_the_loader_keeps_error_lines_apart_from_the_answers(tmp_path):
+    loaded = read_split("test", write_lines(tmp_path / "r.jsonl", EIGHT_AND_TWO_ERRORS))
+    assert len(loaded.records) == 8 and sum(r["correct"] for r in loaded.records) == 4
+    assert [r["id"] for r in loaded.errors] == ["test-5", "test-9"]
+    assert describe(loaded.path, loaded.records, len(loaded.errors)).endswith(
+        "(given on the command line); 2 failed requests left out (run.py asks them again)")
+
+
+def test_the_summary_block_is_over_the_8_answers_and_names_the_2_errors(capsys):
+    print_summary(EIGHT_AND_TWO_ERRORS, "banking77 test")
+    out = capsys.readouterr().out
+    assert "banking77 test: 8 messages in 8 s of requests (1.00 messages/s)" in out  # 8 x 1000 ms
+    assert "  errors: 2 requests failed; left out of every figure below" in out
+    assert "correct: 4 (50.0%)" in out and "valid codes: 8 (100.0%)\n" in out
+    assert "median confidence when right: 0.750" in out  # (0.8 + 0.7) / 2
+    assert "median confidence when wrong: 0.450" in out  # (0.5 + 0.4) / 2
+
+
+def test_a_file_of_error_lines_only_holds_no_answers(tmp_path):
+    path = write_lines(tmp_path / "r.jsonl", [result_line(1, False, status="error"), result_line(2, False, status="error")])
+    with pytest.raises(ValueError, match="holds no answers \\(2 lines are failed requests, which the same command asks again\\)"):
+        read_split("test", path)
+
+
+def run_on(script: str, results: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(ROOT / script), "--results", str(results), *args],
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_ece_reports_accuracy_4_of_8_and_the_ece_of_the_8_answers(tmp_path):
+    result = run_on("04-is-the-confidence-honest/ece.py", write_lines(tmp_path / "r.jsonl", EIGHT_AND_TWO_ERRORS))
+    assert result.returncode == 0, result.stderr
+    answers = [r for r in EIGHT_AND_TWO_ERRORS if r["status"] != "error"]
+    expected = ece([r["confidence"] for r in answers], [r["correct"] for r in answers])
+    assert "2 failed requests left out" in result.stdout.splitlines()[0]
+    assert "8 answers, accuracy 0.500" in result.stdout and f"\nECE: {expected:.4f}\n" in result.stdout
+
+
+@pytest.mark.parametrize("script", ["03-where-confidence-comes-from/summary.py", "04-is-the-confidence-honest/ece.py",
+                                    "05-fixing-the-confidence/temperature.py", "06-isotonic/isotonic.py",
+                                    "07-separation/separation.py", "08-routes/routes.py"])
+def test_error_lines_change_no_figure_of_any_reader(tmp_path, script):
+    # The same answers with and without the 2 error lines: every line printed is the same, except the ones naming
+    # the file (which count the errors) and summary.py's line of errors.
+    with_errors = write_lines(tmp_path / "with.jsonl", EIGHT_AND_TWO_ERRORS)
+    without = write_lines(tmp_path / "without.jsonl", [r for r in EIGHT_AND_TWO_ERRORS if r["status"] != "error"])
+    fits = ("--calib", str(with_errors)) if "summary" not in script and "ece" not in script else ()
+    plots = ("--no-show", "--png", str(tmp_path / "p.png")) if "temperature" in script or "isotonic" in script else ()
+    first = run_on(script, with_errors, *fits, *plots)
+    second = run_on(script, without, *(("--calib", str(without)) if fits else ()), *plots)
+    assert first.returncode == second.returncode == 0, first.stderr + second.stderr
+    named = [line for line in first.stdout.splitlines() if "with.jsonl" in line]
+    assert named and all("2 failed requests left out" in line for line in named)
+    assert [line for line in first.stdout.splitlines() if "with.jsonl" not in line and "requests failed" not in line] \
+        == [line for line in second.stdout.splitlines() if "without.jsonl" not in line]
 
 
 def test_a_missing_own_file_names_the_command_with_out(tmp_path):
@@ -105,7 +230,7 @@ def test_a_missing_reference_file_names_the_run_py_command_that_writes_one(tmp_p
                                        "--split test")
 
 
-def write_lines(path, count):
+def copy_lines(path, count):
     """A results file of `count` lines copied from the reference calib file (enough for the loader)."""
     import summary
     source = (summary.REFERENCE / "banking77-calib.jsonl").read_text().splitlines(keepends=True)
@@ -126,7 +251,7 @@ def test_scripts_read_the_reference_when_the_reader_has_no_run_and_say_so(tmp_pa
 def test_a_partial_own_run_is_named_with_its_count_and_not_mixed_with_the_reference(tmp_path, monkeypatch):
     import summary
     monkeypatch.setattr(summary, "OWN_RESULTS", tmp_path / "own")
-    write_lines(tmp_path / "own" / "banking77-calib.jsonl", 120)
+    copy_lines(tmp_path / "own" / "banking77-calib.jsonl", 120)
     path, records = summary.load_results("calib")
     assert path == summary.REFERENCE / "banking77-calib.jsonl" and len(records) == 770
     assert "has 120 of 770 messages (finish it with: python3 03-where-confidence-comes-from/run.py --split calib)" \
@@ -136,7 +261,7 @@ def test_a_partial_own_run_is_named_with_its_count_and_not_mixed_with_the_refere
 def test_a_complete_own_run_is_read_instead_of_the_reference(tmp_path, monkeypatch):
     import summary
     monkeypatch.setattr(summary, "OWN_RESULTS", tmp_path / "own")
-    own = write_lines(tmp_path / "own" / "banking77-calib.jsonl", 770)
+    own = copy_lines(tmp_path / "own" / "banking77-calib.jsonl", 770)
     path, records = summary.load_results("calib")
     assert path == own and len(records) == 770
     assert summary.describe(path, records).endswith("(your own run, all 770 messages)")
@@ -144,7 +269,7 @@ def test_a_complete_own_run_is_read_instead_of_the_reference(tmp_path, monkeypat
 
 def test_a_file_given_with_results_is_read_as_given(tmp_path, monkeypatch):
     import summary
-    given = write_lines(tmp_path / "mine.jsonl", 5)
+    given = copy_lines(tmp_path / "mine.jsonl", 5)
     path, records = summary.load_results("test", given)
     assert path == given and len(records) == 5
     assert summary.describe(path, records).endswith("(given on the command line)")
@@ -156,3 +281,18 @@ def test_split_sizes_match_the_splits_the_loaders_give():
     for module in (banking77, clinc150):
         for split in ("calib", "test"):
             assert module.split_size(split) == len(module.load_split(split)), (module.__name__, split)
+
+
+def test_an_own_run_with_error_lines_is_not_complete_and_says_how_many_answers_it_has(tmp_path, monkeypatch):
+    import summary
+    monkeypatch.setattr(summary, "OWN_RESULTS", tmp_path / "own")
+    own = copy_lines(tmp_path / "own" / "banking77-calib.jsonl", 770)
+    lines = own.read_text().splitlines(keepends=True)
+    for k in (5, 6, 7):
+        record = json.loads(lines[k])
+        lines[k] = json.dumps({**record, **result_line(0, False, status="error"), "id": record["id"]}) + "\n"
+    own.write_text("".join(lines))
+    path, records = summary.load_results("calib")
+    assert path == summary.REFERENCE / "banking77-calib.jsonl"
+    assert "has 767 of 770 messages (finish it with: python3 03-where-confidence-comes-from/run.py --split calib)" \
+        in summary.describe(path, records)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from scipy.optimize import minimize_scalar
 from summary import load_results
-from temperature import (BOUNDS, StepExample, fit_temperature, fit_temperatures, scale, scaled_confidence,
+from temperature import (BOUNDS, StepExample, fit_temperature, fit_temperatures, log_scale, scale, scaled_confidence,
                          step_examples, step_nll)
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -97,6 +97,42 @@ def test_a_fit_pushed_against_a_bound_says_so():
     fit = fit_temperature(examples, "group")
     assert fit.at_bound == "lower"
     assert fit.temperature == pytest.approx(BOUNDS[0], rel=1e-6)
+
+
+def test_a_right_letter_at_1e_300_is_scored_in_log_space_without_a_math_domain_error():
+    # issue 12, case 8: exp(log(1e-300) / 0.05) underflows to 0, and log(0) used to raise
+    example = StepExample({"A": 1e-300, "B": 1.0 - 1e-300}, "A")
+    assert step_nll([example], 0.05) == pytest.approx(-math.log(1e-300) / 0.05)  # 13815.5 nats, finite
+    fit = fit_temperature([example], "group")
+    assert fit.at_bound == "upper" and fit.temperature == BOUNDS[1]  # flatter is always better here
+    assert math.isfinite(fit.nll_before) and fit.nll_after < fit.nll_before
+
+
+def test_all_right_at_0_99_ends_on_the_lower_bound_and_says_so():
+    # issue 12, case 8: the NLL falls towards 0 as T shrinks, the optimum is at (or below) the lower bound
+    fit = fit_temperature([StepExample({"A": 0.99, "B": 0.01}, "A")] * 10, "group")
+    assert fit.temperature == BOUNDS[0] and fit.at_bound == "lower"
+
+
+def test_a_flat_nll_ends_on_the_bound_it_reaches_not_somewhere_on_the_flat_stretch():
+    # B at 1e-300: exp(log(1e-300) / T) is 0 to the last digit for every T below about 0.97, so the NLL is exactly 0
+    # there; the fit must say that the best T lies at the lower bound or beyond.
+    examples = [StepExample({"A": 1.0 - 1e-300, "B": 1e-300}, "A")] * 5
+    assert step_nll(examples, 0.05) == step_nll(examples, 0.5) == 0.0
+    fit = fit_temperature(examples, "group")
+    assert fit.temperature == BOUNDS[0] and fit.at_bound == "lower"
+
+
+def test_log_scale_is_the_log_of_scale_and_matches_scipy():
+    from scipy.special import log_softmax
+    rng = random.Random(5)
+    for _ in range(50):
+        weights = [rng.random() ** 4 for _ in range(rng.randint(2, 10))]
+        distribution = {chr(65 + i): w / sum(weights) for i, w in enumerate(weights)}
+        for temperature in (0.05, 0.7, 3.0, 20.0):
+            expected = log_softmax([math.log(p) / temperature for p in distribution.values()])
+            assert list(log_scale(distribution, temperature).values()) == pytest.approx(expected.tolist(), abs=1e-9)
+            assert sum(scale(distribution, temperature).values()) == pytest.approx(1.0)
 
 
 def test_fit_refuses_empty_examples_and_bad_bounds():
