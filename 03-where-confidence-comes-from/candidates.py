@@ -21,13 +21,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # puts the post folders on sys.path
-from confidence import TOP_LOGPROBS, letter_tokens, typed_answer
+from confidence import letter_tokens, typed_answer
 from decision import ask_code
 from llama_http import Client, exit_on_server_errors
 from pitfalls import MOST, first_n_candidates
 from summary import add_results_arguments, describe, read_split
 from typed_prompt import PROMPTS
-from typed_request import probe
+from typed_request import TOP_LOGPROBS, probe
 
 SHOWN = 10
 
