@@ -421,15 +421,14 @@ def print_act_rules(point: Thresholds, sure: Thresholds) -> None:
             print(f"{t.rule:<10} {act_when(t):<21} {t.act.answers:13d} {t.act.hits:6d} {percent(t.act.rate):>10} "
                   f"{percent(lower_bound(t.act.hits, t.act.answers, delta)):>16}")
     c = sure.certification
-    stop = ("every threshold tested passed" if c.failed is None or c.first is None else
-            f"stopped at raw >= {c.failed.threshold:.3f}: {c.failed.right} of {c.failed.kept} right, "
-            f"lower bound {percent(c.failed_lower)}")
-    if c.first is not None:
-        print(f"certified: the raw thresholds that keep 10%, 20%, ... of these calib answers, from the highest with at "
-              f"least {c.needed}\n  (fewer cannot reach {percent(c.target)}) down, stopping at the first whose one-sided "
-              f"{level} exact lower bound falls short\n  (fixed-sequence testing); {stop}")
-    print(f"  If calib and new messages are exchangeable, the certified rule's precision on new messages is at least "
-          f"{percent(c.target)}\n  with probability at least {level}; the point rule's promise ends at calib.")
+    start = f" (at least {c.needed}: fewer cannot reach {percent(c.target)})" if c.needed else ""
+    stop = (f"; here raw >= {c.failed.threshold:.3f}: {c.failed.right} of {c.failed.kept} right, lower bound "
+            f"{percent(c.failed_lower)}" if c.point is not None and c.failed is not None else "")
+    print(f"certified: raw thresholds keeping 10%, 20%, ... of these calib answers{start},\n"
+          f"  tried from the highest down, stopping at the first whose one-sided {level} exact lower bound falls short\n"
+          f"  (fixed-sequence testing){stop}.\n"
+          f"  If calib and new messages are exchangeable, its precision on new messages is at least {percent(c.target)} "
+          f"with probability\n  at least {level}; the point rule promises nothing beyond calib.")
 
 
 def print_act_on_split(split: str, records: list[dict], calibrate: Calibrator, rules: list[Thresholds],
