@@ -7,9 +7,9 @@ one-sided 95% lower bound of the accuracy is 0.368, with 20 of 20 the
 two-sided 95% interval is [0.832, 1]. A threshold chosen because its
 accuracy on these answers reached a target carries that luck with it;
 fixed-sequence testing ("learn then test") picks one whose lower bound
-reaches the target, trying thresholds fixed in advance from the highest
-down and stopping at the first that fails, so the promise holds for the
-threshold it picks.
+reaches the target, trying thresholds chosen without the outcomes from the
+highest down and stopping at the first that fails, so the promise holds for
+the threshold it picks.
 
 Standard library only: the binomial tail is the regularized incomplete beta
 function, computed by its continued fraction; quantiles by bisection on it.

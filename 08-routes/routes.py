@@ -9,33 +9,30 @@
 A confidence is only worth something when a program does something different
 because of it. Here it picks one of three routes for every answer:
 
-- act        calibrated confidence >= t_act: do what the intent says, no question asked;
-- ask        t_ask <= calibrated confidence < t_act: ask "is it A or B?", naming the
-             answer and the runner-up in its group;
+- act        confidence >= t_act: do what the intent says, no question asked;
+- ask        calibrated confidence >= t_ask, not acted on: ask "is it A or B?", naming
+             the answer and the runner-up in its group;
 - hand over  everything else, every answer without a code (status not ok) and every
              answer whose code is declared out of scope: a person reads the message.
 
 The calibrated confidence is post 06's isotonic fit on the calibration split
 (fit_calibration). Both thresholds are fitted on that split too:
 
-- t_act is the lowest calibrated confidence at which the answers at or above
-  it are right at least `target` of the time (default 98.5%): the most
-  answers a program may act on while keeping its precision on calib;
+- t_act, by one of two rules (the script prints both side by side):
+  point      the lowest calibrated confidence at which the answers at or above it
+             are right at least `target` of the time (default 98.5%): the most
+             answers a program may act on while keeping its precision on calib.
+             It promises nothing beyond calib: 3 right of 3 pass a 98.5% target;
+  certified  the lowest raw confidence whose exact one-sided lower bound of calib
+             precision (Clopper-Pearson, level 1 - delta) reaches the target:
+             the raw thresholds keeping 10%, 20%, ... of the calib answers are
+             tried from the highest down, stopping at the first that fails
+             (fixed-sequence testing, post 07's certified_coverage). If calib
+             and new messages are exchangeable, its precision on new messages
+             reaches the target with probability at least 1 - delta;
 - t_ask is the lowest calibrated confidence at which, among the answers that
-  would be asked (at or above t_ask, below t_act), the right intent is one of
+  would be asked (at or above t_ask, not acted on), the right intent is one of
   the two named at least `ask_target` of the time (default 90%).
-
-Two rules fit t_act, and the script prints both side by side:
-
-- point      the lowest calibrated confidence whose calib precision reaches the
-             target (above). It promises nothing beyond calib: 3 right of 3 pass
-             a 98.5% target;
-- certified  the lowest raw confidence whose exact one-sided lower bound of calib
-             precision (Clopper-Pearson, level 1 - delta) reaches the target,
-             tried from the highest threshold down and stopping at the first
-             that fails (fixed-sequence testing, post 07's guarantee.certify).
-             If calib and new messages are exchangeable, its precision on new
-             messages reaches the target with probability at least 1 - delta.
 
 --rule picks the one the routes use (default point). Then the test split is
 routed with those thresholds, never refitted on it, and act precision and
@@ -165,7 +162,7 @@ class Thresholds:
     answers whose right intent is among the two named, as fractions in (0, 1].
     act: the Cut of t_act (None: no threshold reaches `target` on calib, so
     nothing is acted on). ask: the Cut of t_ask, counted over the asked answers
-    only, [t_ask, t_act) (None: no ask route). best_act: the Cut with the
+    only, at or above t_ask and not acted on (None: no ask route). best_act: the Cut with the
     highest precision on calib (the most answers among equals), to say how far
     an unreachable target is. eligible: calib answers the thresholds were fitted
     on (status ok, code not out of scope). out_of_scope: codes that always
