@@ -4,6 +4,8 @@
     python3 08-routes/route.py "my card still hasn't arrived, it's been two weeks"
     python3 08-routes/route.py --target 0.80 "can I get a refund for this?" "where is my card?"
     python3 08-routes/route.py --dataset clinc150 "how many moons does jupiter have"
+    python3 08-routes/route.py --target 0.60 --rule certified "where is my card?"
+    python3 08-routes/route.py --alpha 0.2 "where is my card?"        # and its conformal ask set
 
 The typed answer comes from the running server (LLAMA_URL, default
 http://127.0.0.1:8080), exactly as in post 03: the code under the grammar,
@@ -12,7 +14,11 @@ fitted on the reference calib file (routes.py; no server needed for that
 part), so they hold for the model that wrote that file: with another model on
 the server the script says so, and the route means little. With --dataset
 clinc150 the prompt, grammar and calib file are CLINC150's, and an answer of
-its out-of-scope code (K-A) always hands over.
+its out-of-scope code (K-A) always hands over. --rule certified acts only
+above a raw confidence whose calib precision is certified at level 1 -
+--delta (routes.py). --alpha also prints the message's conformal ask set
+(ask_sets.py): the codes that hold the right one with probability at least
+1 - alpha, and the route that set gives.
 """
 from __future__ import annotations
 
@@ -28,6 +34,8 @@ from customer_messages import ROUTED
 from decision import CodeReply, ask_code
 from llama_http import Client, exit_on_server_errors
 from typed_prompt import PROMPTS, BuiltPrompt
+from ask_sets import ConformalFit, Groups, alpha_value, fit_conformal, label_groups, prediction_set, set_route
+from guarantee import confidence_percent
 from typed_request import TOP_LOGPROBS, probe
 from routes import Calibrator, Thresholds, add_threshold_arguments, route_of, thresholds_from, top_two
 from summary import add_calib_arguments
@@ -57,11 +65,13 @@ def plain_words(intent: Intent) -> str:
     return f"{name} ({clause})" if clause else name
 
 
-def clarifying_question(first: Intent, second: Intent | None = None) -> str:
-    """The question of the ask route, naming the answer's intent and the runner-up in plain words."""
-    if second is None:
+def clarifying_question(first: Intent, *others: Intent) -> str:
+    """The question of the ask route, naming the answer's intent and the others (the runner-up, or the rest
+    of a conformal set) in plain words: "..., or about B?" for two, "..., about B, or about C?" for three."""
+    if not others:
         return f"Just to be sure: is your message about {plain_words(first)}?"
-    return f"Just to be sure: is your message about {plain_words(first)}, or about {plain_words(second)}?"
+    named = [plain_words(intent) for intent in (first, *others)]
+    return f"Just to be sure: is your message about {', about '.join(named[:-1])}, or about {named[-1]}?"
 
 
 def hand_over_text(record: dict, built: BuiltPrompt, calibrated: float, out_of_scope: frozenset[str]) -> str:
@@ -81,8 +91,13 @@ def record_of(reply: CodeReply, answer) -> dict:
             **answer_fields(answer)}
 
 
-def print_route(message: str, record: dict, built: BuiltPrompt, calibrate: Calibrator, thresholds: Thresholds) -> str:
-    """Print intent and code, raw and calibrated confidence, the route and its text; return the route."""
+def print_route(message: str, record: dict, built: BuiltPrompt, calibrate: Calibrator, thresholds: Thresholds,
+                conformal: tuple[ConformalFit, Groups] | None = None) -> str:
+    """Print intent and code, raw and calibrated confidence, the route and its text; return the route.
+
+    conformal: a fit of ask_sets.py and the groups of the prompt; when given,
+    the message's ask set and the route it gives are printed after the route.
+    """
     print(f"message: {message}")
     calibrated = calibrate(record) if record["status"] == "ok" else 0.0
     route = route_of(record, calibrated, thresholds)
@@ -99,13 +114,38 @@ def print_route(message: str, record: dict, built: BuiltPrompt, calibrate: Calib
         print(f"question: {clarifying_question(*named)}")
     else:
         print(f"hand-over text: {hand_over_text(record, built, calibrated, thresholds.out_of_scope)}")
+    if conformal is not None:
+        print_ask_set(record, built, *conformal, thresholds.out_of_scope)
     return route
 
 
+def print_ask_set(record: dict, built: BuiltPrompt, fit: ConformalFit, groups: Groups,
+                  out_of_scope: frozenset[str]) -> None:
+    """The conformal ask set of one answer: its codes (up to three named), and what the set route does."""
+    codes = prediction_set(record, fit, groups)
+    shown = ", ".join(codes[:3]) + (f" and {len(codes) - 3} more" if len(codes) > 3 else "")
+    print(f"ask set (alpha {fit.alpha:.2f}: holds the right intent with probability >= {100 * (1 - fit.alpha):.0f}%): "
+          f"{len(codes)} code{'s' * (len(codes) != 1)}" + (f": {shown}" if codes else ""))
+    route = set_route(codes, out_of_scope)
+    if route == "act":
+        print(f"set route: act (one candidate: {built.intents[codes[0]].name})")
+    elif route == "ask":
+        print(f"set route: ask: {clarifying_question(*(built.intents[code] for code in codes))}")
+    else:
+        print("set route: hand over (" + ("no code is likely enough" if not codes else
+                                           "out of scope" if len(codes) == 1 else "too many to ask about") + ")")
+
+
 def describe_thresholds(thresholds: Thresholds) -> str:
-    """The thresholds in one line: act and ask, or 'none' with the reason."""
-    act = (f"act >= {thresholds.t_act:.3f}" if thresholds.t_act is not None
-           else f"act none ({100 * thresholds.target:.1f}% precision out of reach)")
+    """The thresholds in one line: act and ask, or 'none' with the reason; the certified rule says its level."""
+    t = thresholds
+    if t.rule == "certified":
+        level = confidence_percent(t.certification.delta)
+        act = (f"act raw >= {t.t_act:.3f} (certified at {level})" if t.t_act is not None
+               else f"act none ({100 * t.target:.1f}% precision not certified at {level})")
+    else:
+        act = (f"act >= {t.t_act:.3f}" if t.t_act is not None
+               else f"act none ({100 * t.target:.1f}% precision out of reach)")
     ask = f"ask >= {thresholds.t_ask:.3f}" if thresholds.t_ask is not None else "ask none"
     return f"{act}, {ask}"
 
@@ -115,6 +155,8 @@ def main() -> int:
     parser.add_argument("messages", nargs="*", help="customer messages (default: the three that post 01 routes)")
     add_calib_arguments(parser)
     add_threshold_arguments(parser)
+    parser.add_argument("--alpha", type=alpha_value,
+                        help="also print the conformal ask set at this miss rate, in (0, 1) (ask_sets.py)")
     args = parser.parse_args()
     if any(not message.strip() for message in args.messages):
         parser.error("a message is empty: give the text of a customer message")
@@ -125,6 +167,7 @@ def main() -> int:
     info = client.model_info()
     built = PROMPTS[args.dataset]()
     probe(client, built)
+    conformal = None if args.alpha is None else (fit_conformal(calib, args.alpha), label_groups(built.intents))
     tokens = letter_tokens(client)
     print(f"server: {client.url}  model: {info['model']}  build: {info['build']}")
     left_out = f"; {len(calib.errors)} failed requests in it left out" if calib.errors else ""
@@ -136,7 +179,7 @@ def main() -> int:
     for message in args.messages or ROUTED:
         print()
         reply, answer = read_answer(ask_code(client, built, message, top_logprobs=TOP_LOGPROBS), built, tokens)
-        print_route(message, record_of(reply, answer), built, calibrate, thresholds)
+        print_route(message, record_of(reply, answer), built, calibrate, thresholds, conformal)
     return 0
 
 

@@ -4,33 +4,44 @@
     python3 08-routes/routes.py --target 0.80        # a precision the 1.5B model can reach
     python3 08-routes/routes.py --results my-test-run.jsonl --calib my-calib-run.jsonl
     python3 08-routes/routes.py --dataset clinc150   # its out-of-scope code K-A always hands over
+    python3 08-routes/routes.py --target 0.80 --rule certified --delta 0.10
 
 A confidence is only worth something when a program does something different
 because of it. Here it picks one of three routes for every answer:
 
-- act        calibrated confidence >= t_act: do what the intent says, no question asked;
-- ask        t_ask <= calibrated confidence < t_act: ask "is it A or B?", naming the
-             answer and the runner-up in its group;
+- act        confidence >= t_act: do what the intent says, no question asked;
+- ask        calibrated confidence >= t_ask, not acted on: ask "is it A or B?", naming
+             the answer and the runner-up in its group;
 - hand over  everything else, every answer without a code (status not ok) and every
              answer whose code is declared out of scope: a person reads the message.
 
 The calibrated confidence is post 06's isotonic fit on the calibration split
 (fit_calibration). Both thresholds are fitted on that split too:
 
-- t_act is the lowest calibrated confidence at which the answers at or above
-  it are right at least `target` of the time (default 98.5%): the most
-  answers a program may act on while keeping its precision on calib;
+- t_act, by one of two rules (the script prints both side by side):
+  point      the lowest calibrated confidence at which the answers at or above it
+             are right at least `target` of the time (default 98.5%): the most
+             answers a program may act on while keeping its precision on calib.
+             It promises nothing beyond calib: 3 right of 3 pass a 98.5% target;
+  certified  the lowest raw confidence whose exact one-sided lower bound of calib
+             precision (Clopper-Pearson, level 1 - delta) reaches the target:
+             the raw thresholds keeping 10%, 20%, ... of the calib answers are
+             tried from the highest down, stopping at the first that fails
+             (fixed-sequence testing, post 07's certified_coverage). If calib
+             and new messages are exchangeable, its precision on new messages
+             reaches the target with probability at least 1 - delta;
 - t_ask is the lowest calibrated confidence at which, among the answers that
-  would be asked (at or above t_ask, below t_act), the right intent is one of
+  would be asked (at or above t_ask, not acted on), the right intent is one of
   the two named at least `ask_target` of the time (default 90%).
 
-Then the test split is routed with those thresholds, never refitted on it.
-No server needed: it reads post 03's results files.
+--rule picks the one the routes use (default point). Then the test split is
+routed with those thresholds, never refitted on it, and act precision and
+coverage get exact (Clopper-Pearson) 95% intervals. No server needed: it
+reads post 03's results files.
 """
 from __future__ import annotations
 
 import argparse
-import random
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -39,17 +50,17 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # puts the post folders on sys.path
 from ece import check_inputs, outcomes
+from guarantee import (DELTA, LEVEL, Certification, Interval, add_delta_argument, clopper_pearson, confidence_percent,
+                       lower_bound, number_argument)
 from isotonic import fit_isotonic
 from out_of_scope import code_list, out_of_scope_codes
-from separation import percent
-from summary import Loaded, add_results_arguments, load_fit_and_report, percentile, read_split
+from separation import accuracy_coverage, certified_coverage, percent
+from summary import Loaded, add_results_arguments, load_fit_and_report, read_split
 
 ROUTES = ("act", "ask", "hand_over")
+RULES = ("point", "certified")
 TARGET = 0.985
 ASK_TARGET = 0.90
-RESAMPLES = 1000
-SEED = 1
-LEVEL = 0.95
 
 # A calibrator maps one results record (post 03's fields) to a calibrated confidence in [0, 1].
 Calibrator = Callable[[dict], float]
@@ -151,11 +162,13 @@ class Thresholds:
     answers whose right intent is among the two named, as fractions in (0, 1].
     act: the Cut of t_act (None: no threshold reaches `target` on calib, so
     nothing is acted on). ask: the Cut of t_ask, counted over the asked answers
-    only, [t_ask, t_act) (None: no ask route). best_act: the Cut with the
+    only, at or above t_ask and not acted on (None: no ask route). best_act: the Cut with the
     highest precision on calib (the most answers among equals), to say how far
     an unreachable target is. eligible: calib answers the thresholds were fitted
     on (status ok, code not out of scope). out_of_scope: codes that always
-    hand over (none for BANKING77).
+    hand over (none for BANKING77). rule: "point" (act compares the calibrated
+    confidence with t_act) or "certified" (act compares the raw confidence;
+    certification says how it was found, at level 1 - delta).
     """
 
     target: float
@@ -165,6 +178,13 @@ class Thresholds:
     best_act: Cut
     eligible: int
     out_of_scope: frozenset[str] = field(default_factory=frozenset)
+    rule: str = "point"
+    certification: Certification | None = None
+
+    @property
+    def act_on(self) -> str:
+        """Which confidence t_act is compared with: "calibrated" (point rule) or "raw" (certified rule)."""
+        return "raw" if self.rule == "certified" else "calibrated"
 
     @property
     def t_act(self) -> float | None:
@@ -183,47 +203,71 @@ def eligible(records: list[dict], out_of_scope: frozenset[str]) -> list[dict]:
 
 
 def fit_thresholds(calib: list[dict], calibrate: Calibrator, target: float = TARGET, ask_target: float = ASK_TARGET,
-                   out_of_scope: frozenset[str] | set[str] = frozenset()) -> Thresholds:
+                   out_of_scope: frozenset[str] | set[str] = frozenset(), rule: str = "point",
+                   delta: float = DELTA) -> Thresholds:
     """Fit t_act and t_ask on calibration records (post 03's fields: status, code, gold_code, correct,
     confidence, intent_distribution).
 
-    t_act = lowest_cut of (calibrated confidence, correct) at `target`: the
-    selective-classification rule of keeping the largest coverage whose
-    precision reaches the target (Geifman and El-Yaniv 2017, "Selective
-    classification for deep neural networks", fitted here on plain counts).
+    rule "point": t_act = lowest_cut of (calibrated confidence, correct) at
+    `target`: the selective-classification rule of keeping the largest
+    coverage whose precision reaches the target (Geifman and El-Yaniv 2017,
+    "Selective classification for deep neural networks", fitted here on plain
+    counts). rule "certified": t_act = post 07's certified_coverage (the
+    thresholds that keep 10%, 20%, ... of the answers, fixed-sequence testing
+    of their exact lower bounds at level 1 - delta; Angelopoulos et al. 2021,
+    "Learn then test") on the raw confidence, since the calibration was
+    fitted on these same calib answers and thresholds read off it would be
+    chosen with their outcomes; acting on calibrated >= c is acting on raw >=
+    some r anyway, as the isotonic map never reverses two answers.
     t_ask = lowest_cut of (calibrated confidence, right in top two) at
-    `ask_target`, over the answers below t_act only, since those are the ones
+    `ask_target`, over the answers not acted on only, since those are the ones
     asked. Answers without a code or with an out-of-scope code always hand over,
     so they take no part in the fit. Raises ValueError when a target is not in
-    (0, 1] or no calib answer is eligible, or on a calibrated confidence
-    outside [0, 1] (ece.check_inputs).
+    (0, 1], the rule is unknown, delta is outside (0, 1) or no calib answer is
+    eligible, or on a calibrated confidence outside [0, 1] (ece.check_inputs).
     """
     check_fraction(target, "the act target")
     check_fraction(ask_target, "the ask target")
+    if rule not in RULES:
+        raise ValueError(f"unknown rule {rule!r}: expected one of {', '.join(RULES)}")
     out_of_scope = frozenset(out_of_scope)
     answers = eligible(calib, out_of_scope)
     if not answers:
         raise ValueError(f"cannot fit thresholds: none of the {len(calib)} calib answers has an in-scope code")
     calibrated = [calibrate(r) for r in answers]
-    check_inputs(calibrated, [r["correct"] for r in answers])
-    act = lowest_cut([(c, r["correct"]) for c, r in zip(calibrated, answers)], target)
-    best_act = max(cuts([(c, r["correct"]) for c, r in zip(calibrated, answers)]), key=lambda cut: (cut.rate, cut.answers))
-    below = [(c, right_in_top_two(r)) for c, r in zip(calibrated, answers) if act is None or c < act.threshold]
+    corrects = [r["correct"] for r in answers]
+    check_inputs(calibrated, corrects)
+    best_act = max(cuts(list(zip(calibrated, corrects))), key=lambda cut: (cut.rate, cut.answers))
+    certification = None
+    if rule == "point":
+        act = lowest_cut(list(zip(calibrated, corrects)), target)
+        scores = calibrated
+    else:
+        scores = [r["confidence"] for r in answers]
+        certification = certified_coverage(accuracy_coverage(scores, corrects), target, delta)
+        point = certification.point
+        act = None if point is None else Cut(point.threshold, point.kept, point.right)
+    below = [(c, right_in_top_two(r)) for c, score, r in zip(calibrated, scores, answers)
+             if act is None or score < act.threshold]
     ask = lowest_cut(below, ask_target) if below else None
-    return Thresholds(target, ask_target, act, ask, best_act, len(answers), out_of_scope)
+    return Thresholds(target, ask_target, act, ask, best_act, len(answers), out_of_scope, rule, certification)
 
 
 def route_of(record: dict, calibrated: float, thresholds: Thresholds) -> str:
     """The route of one answer: "act", "ask" or "hand_over".
 
     record: a post 03 record (or the same fields for one live answer);
-    calibrated: its calibrated confidence. An answer without a code, or with a
-    code in thresholds.out_of_scope, hands over whatever its confidence. A
-    confidence exactly at a threshold takes that threshold's route.
+    calibrated: its calibrated confidence. t_act is compared with the
+    calibrated confidence under the point rule and with the raw one
+    (record["confidence"]) under the certified rule; t_ask always with the
+    calibrated one. An answer without a code, or with a code in
+    thresholds.out_of_scope, hands over whatever its confidence. A confidence
+    exactly at a threshold takes that threshold's route.
     """
     if record["status"] != "ok" or record["code"] in thresholds.out_of_scope:
         return "hand_over"
-    if thresholds.t_act is not None and calibrated >= thresholds.t_act:
+    act_score = record["confidence"] if thresholds.act_on == "raw" else calibrated
+    if thresholds.t_act is not None and act_score >= thresholds.t_act:
         return "act"
     if thresholds.t_ask is not None and calibrated >= thresholds.t_ask:
         return "ask"
@@ -287,102 +331,48 @@ def report(records: list[dict], routes: list[str], out_of_scope: frozenset[str] 
     return RouteReport(len(records), answers, right, top, outside)
 
 
-@dataclass(frozen=True)
-class Interval:
-    """A point estimate and its percentile bootstrap interval, all fractions in [0, 1]; level is e.g. 0.95."""
+def act_intervals(result: RouteReport, level: float = LEVEL) -> tuple[Interval, Interval | None]:
+    """Exact (Clopper-Pearson) intervals of act coverage (acted / all answers) and act precision (right /
+    acted; None when nothing was acted on), at `level`.
 
-    estimate: float
-    low: float
-    high: float
-    level: float
-
-
-@dataclass(frozen=True)
-class Bootstrap:
-    """Bootstrap intervals for the act route.
-
-    precision: of the acted-on answers (None when nothing was acted on).
-    coverage: share of answers acted on. resamples: how many were drawn.
-    without_act: resamples in which nothing was acted on; precision is
-    undefined there, so its interval comes from the other resamples.
+    Both are binomial proportions: coverage counts the answers acted on among
+    all, precision the right ones among those acted on (conditional on that
+    number). The thresholds stay the ones fitted on calib: the intervals cover
+    the luck of this split, not that of the calibration split; the certified
+    rule's lower bound is the one that covers the fit.
     """
-
-    precision: Interval | None
-    coverage: Interval
-    resamples: int
-    without_act: int
+    coverage = clopper_pearson(result.answers["act"], result.total, level)
+    precision = clopper_pearson(result.right["act"], result.answers["act"], level) if result.answers["act"] else None
+    return coverage, precision
 
 
-def bootstrap_act(acted: list[bool], corrects: list[bool], resamples: int = RESAMPLES, seed: int = SEED,
-                  level: float = LEVEL) -> Bootstrap:
-    """Percentile bootstrap of act precision and coverage (Efron and Tibshirani 1993, ch. 13).
-
-    acted, corrects: one pair per answer of the split. Each resample draws as
-    many answers as there are, with replacement (random.Random(seed), so the
-    same seed gives the same interval), and recomputes both numbers; the
-    interval runs from the (1 - level) / 2 to the (1 + level) / 2 percentile.
-    The thresholds stay the ones fitted on calib: the interval covers the luck
-    of the test sample, not that of the calibration split. Raises ValueError
-    on empty or unequal lists, resamples < 1 or a level outside (0, 1).
-    """
-    if not acted:
-        raise ValueError("no answers to resample")
-    if len(acted) != len(corrects):
-        raise ValueError(f"{len(acted)} routes but {len(corrects)} outcomes: the lengths differ")
-    if resamples < 1:
-        raise ValueError(f"resamples must be 1 or more, not {resamples}")
-    if not 0.0 < level < 1.0:
-        raise ValueError(f"the level must be in (0, 1), like 0.95, not {level!r}")
-    n = len(acted)
-    # 0: not acted on, 1: acted on and wrong, 2: acted on and right.
-    kinds = [(2 if right else 1) if act else 0 for act, right in zip(acted, corrects)]
-    rng = random.Random(seed)
-    precisions, coverages = [], []
-    for _ in range(resamples):
-        counts = [0, 0, 0]
-        for kind in rng.choices(kinds, k=n):
-            counts[kind] += 1
-        acts = counts[1] + counts[2]
-        coverages.append(acts / n)
-        if acts:
-            precisions.append(counts[2] / acts)
-    tails = ((1 - level) / 2, (1 + level) / 2)
-    total_acts = sum(acted)
-    coverage = Interval(total_acts / n, *(percentile(coverages, t) for t in tails), level)
-    precision = None
-    if total_acts and precisions:
-        right = sum(1 for kind in kinds if kind == 2)
-        precision = Interval(right / total_acts, *(percentile(precisions, t) for t in tails), level)
-    return Bootstrap(precision, coverage, resamples, resamples - len(precisions))
-
-
-def fraction(text: str) -> float:
-    """argparse type for a fraction in (0, 1]."""
-    try:
-        value = float(text)
-        check_fraction(value, "the value")
-    except ValueError as error:
-        raise argparse.ArgumentTypeError(str(error)) from None
-    return value
+# argparse type for a fraction in (0, 1].
+fraction = number_argument(check_fraction, "the value")
 
 
 def add_threshold_arguments(parser: argparse.ArgumentParser) -> None:
-    """--target and --ask-target: the same options in routes.py and route.py."""
+    """--target, --ask-target, --rule and --delta: the same options in routes.py and route.py."""
     parser.add_argument("--target", type=fraction, default=TARGET,
                         help=f"precision the act route must reach on calib, a fraction (default: {TARGET})")
     parser.add_argument("--ask-target", type=fraction, default=ASK_TARGET,
                         help="share of asked answers whose right intent is among the two named, on calib "
                              f"(default: {ASK_TARGET})")
+    parser.add_argument("--rule", choices=RULES, default="point",
+                        help="how t_act is fitted: point (calib precision reaches the target) or certified "
+                             "(its exact lower bound does, at level 1 - delta) (default: point)")
+    add_delta_argument(parser)
 
 
-def fit_from(calib: list[dict], args: argparse.Namespace) -> tuple[Calibrator, Thresholds]:
-    """Fit the calibration and the thresholds (--target, --ask-target) on the calib records of --dataset.
+def fit_from(calib: list[dict], args: argparse.Namespace, rule: str | None = None) -> tuple[Calibrator, Thresholds]:
+    """Fit the calibration and the thresholds (--target, --ask-target, --delta; --rule unless `rule` is given)
+    on the calib records of --dataset.
 
     The dataset's out-of-scope codes (07's out_of_scope_codes: K-A for
     CLINC150) always hand over.
     """
     calibrate = fit_calibration(calib)
-    return calibrate, fit_thresholds(calib, calibrate, args.target, args.ask_target, out_of_scope_codes(args.dataset))
+    return calibrate, fit_thresholds(calib, calibrate, args.target, args.ask_target, out_of_scope_codes(args.dataset),
+                                     rule or args.rule, args.delta)
 
 
 def thresholds_from(args: argparse.Namespace) -> tuple[Loaded, Calibrator, Thresholds]:
@@ -391,25 +381,91 @@ def thresholds_from(args: argparse.Namespace) -> tuple[Loaded, Calibrator, Thres
     return (calib, *fit_from(calib.records, args))
 
 
+def act_when(thresholds: Thresholds) -> str:
+    """The act rule as a condition, e.g. 'calibrated >= 0.810' or 'raw >= 0.612'; '' without an act route."""
+    return "" if thresholds.act is None else f"{thresholds.act_on} >= {thresholds.act.threshold:.3f}"
+
+
+def why_no_act(thresholds: Thresholds) -> str:
+    """Why a rule has no act route, in one clause after 'none: '."""
+    t = thresholds
+    if t.rule == "point":
+        best = t.best_act
+        return (f"no threshold reaches {percent(t.target)} precision on calib (best: {percent(best.rate)}, "
+                f"{best.hits} of {best.answers} right at >= {best.threshold:.3f})")
+    c = t.certification
+    if c.needed is None:
+        return f"{percent(t.target)} precision is never certified (no count rules out a little less)"
+    if c.first is None:
+        return f"{percent(t.target)} needs {c.needed} calib answers above a threshold, all right; there are {t.eligible}"
+    return (f"the first threshold tested, raw >= {c.failed.threshold:.3f}, keeps {c.failed.kept} answers, "
+            f"{c.failed.right} right, lower bound {percent(c.failed_lower)}")
+
+
+def print_act_rules(point: Thresholds, sure: Thresholds) -> None:
+    """Both act rules side by side with their calib support: answers, right, precision, exact lower bound."""
+    delta = sure.certification.delta
+    level = confidence_percent(delta)
+    codes = code_list(point.out_of_scope)
+    kind = f"an in-scope code (not {codes})" if codes else "a code"
+    print(f"act rules for {percent(point.target)} precision, fitted on {point.eligible} calib answers with {kind}:")
+    print(f"{'rule':<10} {'act when':<21} {'calib answers':>13} {'right':>6} {'precision':>10} "
+          f"{f'{level} lower bound':>16}")
+    for t in (point, sure):
+        if t.act is None:
+            print(f"{t.rule:<10} none: {why_no_act(t)}")
+        else:
+            print(f"{t.rule:<10} {act_when(t):<21} {t.act.answers:13d} {t.act.hits:6d} {percent(t.act.rate):>10} "
+                  f"{percent(lower_bound(t.act.hits, t.act.answers, delta)):>16}")
+    c = sure.certification
+    start = f" (at least {c.needed}: fewer cannot reach {percent(c.target)})" if c.needed else ""
+    stop = (f"; here raw >= {c.failed.threshold:.3f}: {c.failed.right} of {c.failed.kept} right, lower bound "
+            f"{percent(c.failed_lower)}" if c.point is not None and c.failed is not None else "")
+    print(f"certified: raw thresholds keeping 10%, 20%, ... of these calib answers{start},\n"
+          f"  tried from the highest down, stopping at the first whose one-sided {level} exact lower bound falls short\n"
+          f"  (fixed-sequence testing){stop}.\n"
+          f"  If calib and new messages are exchangeable, its precision on new messages is at least {percent(c.target)} "
+          f"with probability\n  at least {level}; the point rule promises nothing beyond calib.")
+
+
+def print_act_on_split(split: str, records: list[dict], calibrate: Calibrator, rules: list[Thresholds],
+                       level: float = LEVEL) -> None:
+    """What each act rule does on the reported split: answers acted on and coverage, right and precision
+    (exact intervals at `level`), wrong actions."""
+    width = f"{100 * level:.0f}%"
+    print(f"{split} ({len(records)} answers), {width} exact (Clopper-Pearson) intervals:")
+    print(f"{'rule':<10} {'acted':>6}  {'coverage':<22} {'right':>6}  {'precision':<22} {'wrong actions':>13}")
+    for t in rules:
+        result = report(records, route_all(records, calibrate, t), t.out_of_scope)
+        coverage, precision = act_intervals(result, level)
+        print(f"{t.rule:<10} {result.answers['act']:6d}  {interval_text(coverage):<22} {result.right['act']:6d}  "
+              f"{interval_text(precision):<22} {result.wrong_actions:13d}")
+
+
+def interval_text(interval: Interval | None) -> str:
+    """'92.5% (83.4% - 97.5%)', or '-' for no interval."""
+    if interval is None:
+        return "-"
+    return f"{percent(interval.estimate)} ({percent(interval.low)} - {percent(interval.high)})"
+
+
 def print_thresholds(thresholds: Thresholds) -> None:
-    """The two thresholds and what they let through on calib, or why a route is missing."""
+    """The two thresholds of the routes and what they let through on calib, or why a route is missing."""
     t = thresholds
     codes = code_list(t.out_of_scope)
-    kind = f"an in-scope code (not {codes})" if codes else "a code"
-    print(f"thresholds on the calibrated confidence, fitted on {t.eligible} calib answers with {kind}:")
+    ask_on = "not acted on" if t.act is not None else "with a code" if not codes else "with an in-scope code"
+    print(f"routes with the {t.rule} rule (ask fitted on the calib answers {ask_on}):")
     if t.act is None:
-        best = t.best_act
-        print(f"  act        none: no threshold reaches {percent(t.target)} precision on calib "
-              f"(best: {percent(best.rate)}, {best.hits} of {best.answers} right at >= {best.threshold:.3f})")
+        print(f"  act        none: {why_no_act(t)}")
     else:
-        print(f"  act   >= {t.act.threshold:.3f}  {t.act.hits} of {t.act.answers} calib answers right "
+        print(f"  act   {act_when(t)}  {t.act.hits} of {t.act.answers} calib answers right "
               f"({percent(t.act.rate)}, target {percent(t.target)})")
     if t.ask is None:
         print(f"  ask        none: no threshold gets the right intent among the two named in "
               f"{percent(t.ask_target)} of the asked calib answers")
     else:
-        print(f"  ask   >= {t.ask.threshold:.3f}  right intent among the two named in {t.ask.hits} of {t.ask.answers} "
-              f"asked calib answers ({percent(t.ask.rate)}, target {percent(t.ask_target)})")
+        print(f"  ask   calibrated >= {t.ask.threshold:.3f}  right intent among the two named in {t.ask.hits} of "
+              f"{t.ask.answers} asked calib answers ({percent(t.ask.rate)}, target {percent(t.ask_target)})")
     print("  hand over  everything else" + (f", and every {codes} answer (out of scope)" if codes else ""))
 
 
@@ -430,35 +486,28 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_results_arguments(parser, fits_on_calib=True)
     add_threshold_arguments(parser)
-    parser.add_argument("--seed", type=int, default=SEED, help=f"seed of the bootstrap resampling (default: {SEED})")
-    parser.add_argument("--resamples", type=int, default=RESAMPLES,
-                        help=f"bootstrap resamples of the split (default: {RESAMPLES})")
     args = parser.parse_args()
-    if args.resamples < 1:
-        parser.error("--resamples must be 1 or more")
 
     calib_path, calib, path, records = load_fit_and_report(args)
-    calibrate, thresholds = fit_from(calib, args)
+    calibrate, point = fit_from(calib, args, "point")
+    _, sure = fit_from(calib, args, "certified")
+    thresholds = sure if args.rule == "certified" else point
     if path.resolve() == calib_path.resolve():
         print("(the same file: thresholds and report are in-sample, so the report flatters them)")
     print("calibrated confidence: isotonic regression of post 06, fitted on calib\n")
+    print_act_rules(point, sure)
+    print()
+    print_act_on_split(args.split, records, calibrate, [point, sure])
+    print()
     print_thresholds(thresholds)
 
     routes = route_all(records, calibrate, thresholds)
     result = report(records, routes, thresholds.out_of_scope)
-    print(f"\n{args.split}: {result.total} answers routed\n")
+    print(f"\n{args.split}: {result.total} answers routed with the {thresholds.rule} rule\n")
     print_report(result)
     print()
     if result.answers["act"]:
-        boot = bootstrap_act([r == "act" for r in routes], [bool(r["correct"]) for r in records],
-                             args.resamples, args.seed)
-        p, c = boot.precision, boot.coverage
-        print(f"act precision {percent(p.estimate)} ({p.level:.0%} bootstrap interval {percent(p.low)} - "
-              f"{percent(p.high)}), target {percent(thresholds.target)}")
-        print(f"act coverage  {percent(c.estimate)} ({c.level:.0%} bootstrap interval {percent(c.low)} - "
-              f"{percent(c.high)})   [{boot.resamples} resamples of the {args.split} answers, seed {args.seed}"
-              + (f"; {boot.without_act} without any act" if boot.without_act else "") + "]")
-        print(f"wrong actions {result.wrong_actions} of {result.answers['act']}")
+        print(f"act: {result.wrong_actions} wrong actions of {result.answers['act']}")
     else:
         print("act: nothing acted on" + (" (no act route)" if thresholds.act is None else "") + ", no wrong actions")
     if result.answers["ask"]:
@@ -473,12 +522,16 @@ def main() -> int:
             f"{result.out_of_scope[route]} {route.replace('_', ' ')}" for route in ROUTES)
               + f"; {result.out_of_scope['act'] + result.out_of_scope['ask']} reached act or ask")
 
-    if thresholds.act is None:
+    rule = f" ({thresholds.rule} rule)"
+    if thresholds.act is None and thresholds.rule == "point":
         print(f"\nacted on 0.0% of {args.split} answers: {percent(thresholds.target)} precision is out of reach "
-              f"on calib (best {percent(thresholds.best_act.rate)})")
+              f"on calib (best {percent(thresholds.best_act.rate)}){rule}")
+    elif thresholds.act is None:
+        print(f"\nacted on 0.0% of {args.split} answers: {percent(thresholds.target)} precision is not certified "
+              f"on calib at {confidence_percent(args.delta)}{rule}")
     else:
         print(f"\nacted on {percent(result.coverage)} of {args.split} answers at {percent(result.act_precision)} "
-              f"precision (target {percent(thresholds.target)}), {result.wrong_actions} wrong actions")
+              f"precision (target {percent(thresholds.target)}), {result.wrong_actions} wrong actions{rule}")
     return 0
 
 
