@@ -191,7 +191,8 @@ def test_ece_reports_accuracy_4_of_8_and_the_ece_of_the_8_answers(tmp_path):
     answers = [r for r in EIGHT_AND_TWO_ERRORS if r["status"] != "error"]
     expected = ece([r["confidence"] for r in answers], [r["correct"] for r in answers])
     assert "2 failed requests left out" in result.stdout.splitlines()[0]
-    assert "8 answers, accuracy 0.500" in result.stdout and f"\nECE: {expected:.4f}\n" in result.stdout
+    assert "banking77 test: 8 answers, accuracy 50.0%" in result.stdout
+    assert f"\nECE, 15 bins: {expected:.4f}\n" in result.stdout
 
 
 @pytest.mark.parametrize("script", ["03-where-confidence-comes-from/summary.py", "04-is-the-confidence-honest/ece.py",
