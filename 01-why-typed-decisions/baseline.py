@@ -25,11 +25,12 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import series  # noqa: E402,F401  (puts the post folders on sys.path)
-import banking77  # noqa: E402
-import clinc150  # noqa: E402
-from llama_http import exit_on_server_errors  # noqa: E402
-from neighbours import K, Retriever, banking77_fit_messages, clinc150_fit_messages, gold_positions, recall_at  # noqa: E402
+import series  # puts the post folders on sys.path
+import banking77
+import clinc150
+from labels import Message
+from llama_http import exit_on_server_errors
+from neighbours import K, Retriever, banking77_fit_messages, clinc150_fit_messages, gold_positions, recall_at
 
 CUTOFFS = (1, 3, 5, 10)
 HEADER = f"{'split':<5} {'messages':>8}  {'which':<12}" + "".join(f" {f'top-{c}':>6}" for c in CUTOFFS)
@@ -40,7 +41,7 @@ def recalls(positions: list[int | None]) -> str:
     return "".join(f" {100 * recall_at(positions, c):>5.1f}%" for c in CUTOFFS)
 
 
-def fit(messages: list[banking77.Message], what: str) -> Retriever:
+def fit(messages: list[Message], what: str) -> Retriever:
     """Retriever.fit(messages), after printing what it is fitted on and how long fitting took."""
     start = time.perf_counter()
     retriever = Retriever.fit(messages)
@@ -49,7 +50,7 @@ def fit(messages: list[banking77.Message], what: str) -> Retriever:
     return retriever
 
 
-def evaluate(retriever: Retriever, split: str, messages: list[banking77.Message]) -> list[int | None]:
+def evaluate(retriever: Retriever, split: str, messages: list[Message]) -> list[int | None]:
     """gold_positions of a split, after printing how long ranking it took."""
     start = time.perf_counter()
     positions = gold_positions(retriever, messages)

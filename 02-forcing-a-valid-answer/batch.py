@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from banking77 import Message, spread
+from labels import Message, spread
 from decision import CodeReply
 from typed_prompt import BuiltPrompt
 from results_file import ResultsFile

@@ -18,7 +18,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # puts the post folders on sys.path
-from banking77 import load_split, spread
+from banking77 import load_split
+from labels import spread
 from decision import ask_code
 from llama_http import Client, exit_on_server_errors
 from typed_prompt import load_prompt

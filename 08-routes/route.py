@@ -28,7 +28,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # puts the post folders on sys.path
-from banking77 import Intent
+from labels import Intent
 from confidence import answer_fields, letter_tokens, read_answer
 from customer_messages import ROUTED
 from decision import CodeReply, ask_code

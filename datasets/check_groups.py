@@ -28,10 +28,11 @@ from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import series  # noqa: F401,E402  (puts the post folders on sys.path)
-from banking77 import LABELS_FILE, LabelSet, load_labels  # noqa: E402
-from llama_http import exit_on_server_errors  # noqa: E402
-from neighbours import K, Retriever, fit_banking77  # noqa: E402
+import series  # puts the post folders on sys.path
+from banking77 import LABELS_FILE, load_labels
+from labels import LabelSet
+from llama_http import exit_on_server_errors
+from neighbours import K, Retriever, fit_banking77
 
 TOP = 3  # confusions shown per intent
 ACROSS = 10  # confusions across groups shown

@@ -10,7 +10,7 @@ scope), a hyphen, and the intent's letter inside its group (``C-F``, ``K-A``).
 The codes, group names, one-line descriptions, five examples per intent and
 the calibration rows live in ``clinc150.json`` next to this file;
 ``make_clinc150.py`` regenerates the examples and calibration rows. The types
-(Message, Intent, Group, LabelSet) and ``spread`` are banking77.py's.
+(Message, Intent, Group, LabelSet) are labels.py's.
 
 Message ids are ``<split>-<i>``, with i the 0-based position in that list of
 data_full.json: ``train-0``, ``val-17``, ``oos_test-999``. An out-of-scope
@@ -21,8 +21,8 @@ from dataclasses import replace
 from pathlib import Path
 
 import banking77
-from banking77 import LabelSet, Message, spread  # noqa: F401  (spread: re-exported for the scripts)
 from datafiles import fetch
+from labels import LabelSet, Message, read_label_file
 
 DATASET = "clinc150"
 SOURCE = "https://github.com/clinc/oos-eval"
@@ -68,12 +68,12 @@ def load_domains() -> dict[str, list[str]]:
 
 
 def load_labels(path: Path = LABELS_FILE) -> LabelSet:
-    """Read and check a CLINC150 label file: banking77.load_labels with 151 intents.
+    """Read and check a CLINC150 label file: labels.read_label_file with 151 intents.
 
     ``calibration_rows`` of the result are 0-based rows of the ``val`` list
     (CALIB_SPLIT). Raises ValueError naming the first structural problem.
     """
-    return banking77.load_labels(path, n_intents=N_INTENTS, dataset="CLINC150")
+    return read_label_file(path, N_INTENTS, "CLINC150")
 
 
 def check_labels(labels: LabelSet) -> None:

@@ -60,6 +60,7 @@ from typing import Iterable, Protocol
 
 import banking77
 import clinc150
+from labels import LabelSet, Message
 
 TOKEN_PATTERN = r"[a-z0-9']+"
 K = 10  # neighbours that vote
@@ -67,7 +68,7 @@ SAFETY = 1e-9  # margin on the max-score cut (Retriever.neighbours), far above f
 
 
 class Labelled(Protocol):
-    """Anything with a text and an intent, such as banking77.Message."""
+    """Anything with a text and an intent, such as Message."""
     text: str
     intent: str
 
@@ -264,8 +265,8 @@ def recall_at(positions: list[int | None], cutoff: int) -> float:
     return sum(p is not None and p <= cutoff for p in positions) / len(positions)
 
 
-def banking77_fit_messages(labels: banking77.LabelSet | None = None,
-                           all_train: bool = False) -> list[banking77.Message]:
+def banking77_fit_messages(labels: LabelSet | None = None,
+                           all_train: bool = False) -> list[Message]:
     """The BANKING77 messages to fit on: train.csv minus the label file's calibration rows.
 
     10,003 - 770 = 9,233 messages in file order, for ``labels`` (default
@@ -280,7 +281,7 @@ def banking77_fit_messages(labels: banking77.LabelSet | None = None,
     return [message for row, message in enumerate(train) if row not in held_out]
 
 
-def clinc150_fit_messages() -> list[banking77.Message]:
+def clinc150_fit_messages() -> list[Message]:
     """The CLINC150 messages to fit on: ``train`` (15,000) then ``oos_train`` (100).
 
     Nothing is left out: the calibration split comes from ``val`` and ``oos_val``.
@@ -288,7 +289,7 @@ def clinc150_fit_messages() -> list[banking77.Message]:
     return clinc150.load_rows("train") + clinc150.load_rows("oos_train")
 
 
-def fit_banking77(labels: banking77.LabelSet | None = None, all_train: bool = False) -> Retriever:
+def fit_banking77(labels: LabelSet | None = None, all_train: bool = False) -> Retriever:
     """Retriever.fit(banking77_fit_messages(labels, all_train))."""
     return Retriever.fit(banking77_fit_messages(labels, all_train))
 

@@ -17,7 +17,8 @@ from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
 import clinc150
-from banking77 import Intent, LabelSet, load_labels
+from banking77 import load_labels
+from labels import Intent, LabelSet
 
 INSTRUCTIONS = """\
 You sort the messages that customers send to their bank. Each message gets \

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from banking77 import LABELS_FILE, Message, check_labels, load_labels, load_rows, load_split, spread
+from banking77 import LABELS_FILE, check_labels, load_labels, load_rows, load_split
+from labels import Message, spread
 
 ROOT = Path(__file__).resolve().parents[1]
 

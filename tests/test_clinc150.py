@@ -12,9 +12,10 @@ from pathlib import Path
 import pytest
 
 from clinc150 import (CALIB_OOS_SPLIT, CALIB_SPLIT, DATA_SHA256, LABELS_FILE, check_labels,
-                      load_domains, load_labels, load_rows, load_split, spread)
+                      load_domains, load_labels, load_rows, load_split)
 from datafiles import DATA_ENV, DatasetUnavailable
 from grammar_codes import grammar_codes
+from labels import spread
 from make_banking77 import normalise
 from typed_prompt import CLINC150_EXAMPLES, build_prompt, load_clinc150_prompt
 

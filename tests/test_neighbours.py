@@ -16,15 +16,15 @@ import numpy as np
 import pytest
 from sklearn.feature_extraction.text import TfidfVectorizer
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-import series  # noqa: F401,E402  (puts the post folders on sys.path)
-import banking77  # noqa: E402
-import clinc150  # noqa: E402
-from banking77 import LABELS_FILE, Message, load_labels  # noqa: E402
-from check_groups import by_chance, confusions, in_group, group_of, moved  # noqa: E402
-from neighbours import (TOKEN_PATTERN, Retriever, banking77_fit_messages, clinc150_fit_messages,  # noqa: E402
+import banking77
+import clinc150
+from banking77 import LABELS_FILE, load_labels
+from check_groups import by_chance, confusions, group_of, in_group, moved
+from labels import LETTERS, Message
+from neighbours import (TOKEN_PATTERN, Retriever, banking77_fit_messages, clinc150_fit_messages,
                         features, fit_banking77, gold_positions, recall_at, tokens)
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def fitted(*pairs: tuple[str, str]) -> Retriever:
@@ -230,7 +230,7 @@ def moved_copy(tmp_path, moves: dict[str, str]) -> Path:
         next(g for g in data["groups"] if g["letter"] == letter)["intents"].append(item)
     for group in data["groups"]:  # letters run A, B, C... again
         for i, item in enumerate(group["intents"]):
-            item["letter"] = banking77.LETTERS[i]
+            item["letter"] = LETTERS[i]
     path = tmp_path / "moved.json"
     path.write_text(json.dumps(data), encoding="utf-8")
     return path

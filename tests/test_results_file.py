@@ -85,7 +85,7 @@ def test_a_cut_line_and_error_lines_go_together(tmp_path):
 
 
 def messages(count):
-    from banking77 import Message
+    from labels import Message
     return [Message(f"m{k}", f"text {k}", "card_arrival") for k in range(count)]
 
 
