@@ -22,12 +22,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # puts the post folders on sys.path
-from typed_prompt import PROMPTS
+from registry import DATASETS
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("dataset", nargs="?", choices=sorted(PROMPTS), default="banking77",
+    parser.add_argument("dataset", nargs="?", choices=sorted(DATASETS), default="banking77",
                         help="whose prompt (default: banking77)")
     parser.add_argument("--grammar", action="store_true", help="print only the grammar")
     parser.add_argument("--count", action="store_true", help="count the prompt's tokens with the server's /tokenize")
@@ -37,7 +37,7 @@ def main() -> int:
     if args.examples is not None and args.examples < 0:
         parser.error("--examples must be 0 or more")
     options = {} if args.examples is None else {"examples_per_intent": args.examples}
-    built = PROMPTS[args.dataset](descriptions=not args.no_descriptions, **options)
+    built = DATASETS[args.dataset].load_prompt(descriptions=not args.no_descriptions, **options)
     if not args.grammar and not args.count:
         print("=== system prompt ===")
         print(built.system)

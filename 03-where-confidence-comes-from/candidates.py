@@ -25,8 +25,8 @@ from confidence import letter_tokens, typed_answer
 from decision import ask_code
 from llama_http import Client, exit_on_server_errors
 from pitfalls import MOST, first_n_candidates
+from registry import DATASETS
 from summary import add_results_arguments, describe, read_split
-from typed_prompt import PROMPTS
 from typed_request import TOP_LOGPROBS, probe
 
 SHOWN = 10
@@ -54,7 +54,7 @@ def main() -> int:
     if not todo:
         return 0
     client = Client()
-    built = PROMPTS[args.dataset]()
+    built = DATASETS[args.dataset].load_prompt()
     probe(client, built, MOST)
     tokens = letter_tokens(client)
     model = client.model_info()["model"]

@@ -29,22 +29,19 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # puts the post folders on sys.path
-import banking77
-import clinc150
 from batch import RunStopped, add_split_arguments, base_record, pick_messages, run_messages
 from confidence import answer_fields, letter_tokens, read_answer
 from decision import ask_code
 from llama_http import Client, exit_on_server_errors
-from typed_prompt import PROMPTS
 from typed_request import TOP_LOGPROBS, probe, request_settings
-from summary import DATASETS, own_results_path, print_summary
+from registry import DATASETS
+from summary import own_results_path, print_summary
 
-SPLIT_LOADERS = {"banking77": banking77.load_split, "clinc150": clinc150.load_split}
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--dataset", choices=DATASETS, default="banking77", help="which dataset (default: banking77)")
+    parser.add_argument("--dataset", choices=sorted(DATASETS), default="banking77", help="which dataset (default: banking77)")
     add_split_arguments(parser)
     parser.add_argument("--top-logprobs", type=int, default=TOP_LOGPROBS,
                         help=f"candidates per token (default: {TOP_LOGPROBS})")
@@ -55,8 +52,8 @@ def main() -> int:
         parser.error("--top-logprobs must be 1 or more: confidence is read from the candidates")
 
     out = args.out or own_results_path(args.dataset, args.split)
-    messages = pick_messages(SPLIT_LOADERS[args.dataset](args.split), args, parser)
-    built = PROMPTS[args.dataset]()
+    messages = pick_messages(DATASETS[args.dataset].load_split(args.split), args, parser)
+    built = DATASETS[args.dataset].load_prompt()
     client = Client()
     model = client.model_info()["model"]
     probe(client, built, args.top_logprobs)

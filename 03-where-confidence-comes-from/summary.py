@@ -24,8 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # puts the post folders on sys.path
-import banking77
-import clinc150
+from registry import DATASETS, SPLITS
 from results_file import final_and_failed, is_final, numbered_records, results_folder
 from results_record import check_record
 
@@ -33,9 +32,6 @@ ROOT = Path(__file__).resolve().parents[1]
 # run.py writes a reader's own runs here; the committed reference runs of the CPU default model are below it.
 OWN_RESULTS = results_folder(__file__)
 REFERENCE = ROOT / "results" / "reference" / "qwen2.5-coder-1.5b-instruct-q4_k_m"
-SPLITS = ("calib", "test")
-DATASETS = ("banking77", "clinc150")
-SPLIT_SIZES = {"banking77": banking77.split_size, "clinc150": clinc150.split_size}
 
 RANGES = ((0.0, 0.5), (0.5, 0.7), (0.7, 0.9), (0.9, 0.99), (0.99, 1.0))
 
@@ -124,7 +120,7 @@ def add_results_arguments(parser: argparse.ArgumentParser, fits_on_calib: bool =
 
 def add_dataset_argument(parser: argparse.ArgumentParser, dataset: str = "banking77") -> None:
     """--dataset: banking77 or clinc150 (default: `dataset`)."""
-    parser.add_argument("--dataset", choices=DATASETS, default=dataset, help=f"which dataset (default: {dataset})")
+    parser.add_argument("--dataset", choices=sorted(DATASETS), default=dataset, help=f"which dataset (default: {dataset})")
 
 
 def add_calib_arguments(parser: argparse.ArgumentParser, dataset: str = "banking77") -> None:
@@ -171,7 +167,7 @@ def default_results(dataset: str, split: str) -> tuple[Path, str]:
     shown = relative(own)
     if not own.exists():
         return REFERENCE / own.name, f"the committed reference run; no run of yours at {shown}"
-    size, done = SPLIT_SIZES[dataset](split), count_answers(own)
+    size, done = DATASETS[dataset].split_size(split), count_answers(own)
     if done >= size:
         return own, f"your own run, all {size:,} messages"
     return REFERENCE / own.name, (f"the committed reference run; yours at {shown} has {done:,} of {size:,} "

@@ -34,6 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # puts the post folders on sys.path
 from ece import check_inputs
 from isotonic import confidence_variants
+from registry import dataset_named
 from separation import SingleClassError, auroc, percent, tie_groups
 from summary import add_results_arguments, load_fit_and_report
 
@@ -43,15 +44,10 @@ RECALL = 0.95
 def out_of_scope_codes(dataset: str) -> frozenset[str]:
     """The codes that mean "no intent fits" in a dataset's label set: {"K-A"} for CLINC150, none for BANKING77.
 
-    Read from the label file (the intent named clinc150.OUT_OF_SCOPE), so a
-    relabelled file keeps working. Raises ValueError for an unknown dataset.
+    Read from the label file through the dataset registry, so a relabelled
+    file keeps working. Raises ValueError for an unknown dataset.
     """
-    if dataset == "banking77":
-        return frozenset()
-    if dataset == "clinc150":
-        from clinc150 import OUT_OF_SCOPE, load_labels
-        return frozenset(intent.code for intent in load_labels().intents if intent.name == OUT_OF_SCOPE)
-    raise ValueError(f"unknown dataset {dataset!r}: expected banking77 or clinc150")
+    return dataset_named(dataset).out_of_scope_codes()
 
 
 def code_list(codes: frozenset[str]) -> str:

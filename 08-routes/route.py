@@ -33,7 +33,8 @@ from confidence import answer_fields, letter_tokens, read_answer
 from customer_messages import ROUTED
 from decision import CodeReply, ask_code
 from llama_http import Client, exit_on_server_errors
-from typed_prompt import PROMPTS, BuiltPrompt
+from registry import DATASETS
+from typed_prompt import BuiltPrompt
 from ask_sets import ConformalFit, Groups, alpha_value, fit_conformal, label_groups, prediction_set, set_route
 from guarantee import confidence_percent
 from typed_request import TOP_LOGPROBS, probe
@@ -165,7 +166,7 @@ def main() -> int:
     calib_models = sorted({r["model"] for r in calib.records})
     client = Client()
     info = client.model_info()
-    built = PROMPTS[args.dataset]()
+    built = DATASETS[args.dataset].load_prompt()
     probe(client, built)
     conformal = None if args.alpha is None else (fit_conformal(calib, args.alpha), label_groups(built.intents))
     tokens = letter_tokens(client)

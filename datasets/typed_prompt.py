@@ -161,6 +161,3 @@ def load_clinc150_prompt(examples_per_intent: int = CLINC150_EXAMPLES, descripti
     """build_prompt() on the shipped CLINC150 label set (datasets/clinc150.json): 151 codes, K-A = out of scope."""
     return build_prompt(clinc150.load_labels(), examples_per_intent, descriptions, CLINC150_INSTRUCTIONS)
 
-
-# The prompt of each dataset, by the name used in --dataset and in results file names.
-PROMPTS = {"banking77": load_prompt, "clinc150": load_clinc150_prompt}

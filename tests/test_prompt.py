@@ -123,3 +123,13 @@ def test_a_shortlist_with_an_unknown_code_or_none_is_refused(built):
         shortlisted(built, ["A-A", "Z-Z"])
     with pytest.raises(ValueError, match="empty"):
         shortlisted(built, [])
+
+
+def test_the_registry_describes_each_dataset_once():
+    from registry import DATASETS, dataset_named
+    assert sorted(DATASETS) == ["banking77", "clinc150"]
+    assert DATASETS["clinc150"].out_of_scope_codes() == {"K-A"} and DATASETS["banking77"].out_of_scope_codes() == set()
+    assert DATASETS["banking77"].load_prompt().sha256 == load_prompt().sha256
+    assert DATASETS["clinc150"].results_name("test", "shortlist5") == "clinc150-shortlist5-test.jsonl"
+    with pytest.raises(ValueError, match="expected one of banking77, clinc150"):
+        dataset_named("snips")
