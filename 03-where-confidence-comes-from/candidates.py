@@ -26,7 +26,7 @@ from decision import ask_code
 from llama_http import Client, exit_on_server_errors
 from pitfalls import MOST, first_n_candidates
 from registry import DATASETS
-from summary import add_results_arguments, describe, read_split
+from saved_answers import add_results_arguments, describe, read_split
 from typed_request import TOP_LOGPROBS, probe
 
 SHOWN = 10

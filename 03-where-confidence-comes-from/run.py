@@ -35,7 +35,8 @@ from decision import ask_code
 from llama_http import Client, exit_on_server_errors
 from typed_request import TOP_LOGPROBS, probe, request_settings
 from registry import DATASETS
-from summary import own_results_path, print_summary
+from saved_answers import own_results_path
+from summary import print_summary
 
 
 

@@ -5,33 +5,20 @@
     python3 03-where-confidence-comes-from/summary.py --results my-run.jsonl
 
 run.py prints it at the end of a run; this prints it for any results file,
-without a server.
-
-This module is also the loader every later post reads results through
-(read_split, load_results, load_fit_and_report): each line is checked whole
-(results_record.py), and the lines with status "error" (failed requests, not
-answers) are kept apart: every script reports them as their own count and
-leaves them out of accuracy, ECE, fits and thresholds.
+without a server. The files are found and read by saved_answers.py, the
+loader every later post reads post 03's answers through.
 """
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # puts the post folders on sys.path
-from registry import DATASETS, SPLITS
-from results_file import final_and_failed, is_final, numbered_records, results_folder
-from results_record import check_record
-
-ROOT = Path(__file__).resolve().parents[1]
-# run.py writes a reader's own runs here; the committed reference runs of the CPU default model are below it.
-OWN_RESULTS = results_folder(__file__)
-REFERENCE = ROOT / "results" / "reference" / "qwen2.5-coder-1.5b-instruct-q4_k_m"
+from results_file import final_and_failed
+from saved_answers import add_results_arguments, describe, read_split
 
 RANGES = ((0.0, 0.5), (0.5, 0.7), (0.7, 0.9), (0.9, 0.99), (0.99, 1.0))
 
@@ -99,166 +86,6 @@ def print_summary(records: list[dict], title: str = "") -> None:
         inside = [r for r in records if in_range(r["confidence"], low, high)]
         accuracy = f"{100 * sum(r['correct'] for r in inside) / len(inside):8.1f}%" if inside else "        -"
         print(f"  {low:.2f}-{high:<7.2f} {len(inside):8d} {accuracy}")
-
-
-def add_results_arguments(parser: argparse.ArgumentParser, fits_on_calib: bool = False,
-                          dataset: str = "banking77") -> None:
-    """--dataset, --split and --results (and --calib for scripts that fit on the calibration split).
-
-    The same options in every script that reads run.py's files; defaults are
-    the committed reference files of `dataset` (BANKING77 unless a script is
-    about another).
-    """
-    parser.add_argument("--split", choices=SPLITS, default="test", help="which reference split (default: test)")
-    parser.add_argument("--results", type=Path, help="a results file of run.py (default: your own complete run "
-                        "in 03-where-confidence-comes-from/results/, else the committed reference run)")
-    if fits_on_calib:
-        add_calib_arguments(parser, dataset)
-    else:
-        add_dataset_argument(parser, dataset)
-
-
-def add_dataset_argument(parser: argparse.ArgumentParser, dataset: str = "banking77") -> None:
-    """--dataset: banking77 or clinc150 (default: `dataset`)."""
-    parser.add_argument("--dataset", choices=sorted(DATASETS), default=dataset, help=f"which dataset (default: {dataset})")
-
-
-def add_calib_arguments(parser: argparse.ArgumentParser, dataset: str = "banking77") -> None:
-    """--dataset and --calib: the calibration split a script fits on."""
-    add_dataset_argument(parser, dataset)
-    parser.add_argument("--calib", type=Path, help="results file to fit on (default: your own complete calib run, "
-                        "else the reference one)")
-
-
-def own_results_path(dataset: str, split: str) -> Path:
-    """Where run.py writes a reader's own run: 03-where-confidence-comes-from/results/<dataset>-<split>.jsonl."""
-    return OWN_RESULTS / f"{dataset}-{split}.jsonl"
-
-
-def run_command(dataset: str, split: str) -> str:
-    """The run.py command that writes the default results file of dataset and split."""
-    option = "" if dataset == "banking77" else f" --dataset {dataset}"
-    return f"python3 03-where-confidence-comes-from/run.py{option} --split {split}"
-
-
-def count_answers(path: Path) -> int:
-    """The lines of a results file with a final outcome (not an error line); a line that is not JSON counts as none
-    (the loader names it when the file is read)."""
-    count = 0
-    with open(path, "rb") as handle:
-        for line in handle:
-            try:
-                record = json.loads(line) if line.strip() else None
-            except json.JSONDecodeError:
-                record = None
-            count += isinstance(record, dict) and is_final(record)
-    return count
-
-
-def default_results(dataset: str, split: str) -> tuple[Path, str]:
-    """Which file a script reads when no --results is given, and why (one clause, for describe()).
-
-    Your own run (own_results_path) when it holds an answer for every message
-    of the split (error lines are not answers), else the committed reference
-    run. A partial own run is never mixed with the reference: it is named with
-    its count, and the reference is read.
-    """
-    own = own_results_path(dataset, split)
-    shown = relative(own)
-    if not own.exists():
-        return REFERENCE / own.name, f"the committed reference run; no run of yours at {shown}"
-    size, done = DATASETS[dataset].split_size(split), count_answers(own)
-    if done >= size:
-        return own, f"your own run, all {size:,} messages"
-    return REFERENCE / own.name, (f"the committed reference run; yours at {shown} has {done:,} of {size:,} "
-                                  f"messages (finish it with: {run_command(dataset, split)})")
-
-
-@dataclass(frozen=True)
-class Loaded:
-    """One results file as the later posts read it.
-
-    path: the file read. records: its answers (status ok, invalid or
-    too_long), one dict per message, each checked whole (results_record);
-    every figure is taken over these. errors: its error lines (failed
-    requests), also checked, reported as their own count and left out of every
-    figure; run.py asks them again.
-    """
-
-    path: Path
-    records: list[dict]
-    errors: list[dict]
-
-
-def read_split(split: str, results: Path | None = None, dataset: str = "banking77") -> Loaded:
-    """The results of one split: `results` if given, else default_results() of dataset and split.
-
-    Raises FileNotFoundError naming the run.py command that writes a missing
-    file, and ValueError naming file, line and field for a line that is not a
-    results record (results_record.check_record), for an id on two lines, and
-    for a file without a single answer.
-    """
-    command = run_command(dataset, split)
-    path = Path(results) if results else default_results(dataset, split)[0]
-    if results:
-        command += f" --out {path}"
-    numbered = numbered_records(path, command)
-    seen: dict[str, int] = {}
-    for number, record in numbered:
-        where = f"{path} line {number}"
-        check_record(record, where)
-        if record["id"] in seen:
-            raise ValueError(f"{where}: field 'id' is {record['id']!r}, already on line {seen[record['id']]}: a results "
-                             "file holds one line per message")
-        seen[record["id"]] = number
-    records, errors = final_and_failed([record for _, record in numbered])
-    if not records:
-        failed = f" ({len(errors)} lines are failed requests, which the same command asks again)" if errors else ""
-        raise ValueError(f"{path} holds no answers{failed}; write it with: {command}")
-    return Loaded(path, records, errors)
-
-
-def load_results(split: str, results: Path | None = None, dataset: str = "banking77") -> tuple[Path, list[dict]]:
-    """(path, answers) of read_split(): the error lines are left out, so use read_split where they are reported."""
-    loaded = read_split(split, results, dataset)
-    return loaded.path, loaded.records
-
-
-def load_fit_and_report(args: argparse.Namespace) -> tuple[Path, list[dict], Path, list[dict]]:
-    """The calibration records to fit on and the records to report on, named by add_results_arguments(fits_on_calib=True).
-
-    Returns (calib path, calib answers, path, answers) and prints one line
-    naming each file, its model and its error lines. Raises as read_split does.
-    """
-    calib = read_split("calib", args.calib, args.dataset)
-    report = read_split(args.split, args.results, args.dataset)
-    print(f"fit on    {describe(calib.path, calib.records, len(calib.errors))}")
-    print(f"report on {describe(report.path, report.records, len(report.errors))}")
-    return calib.path, calib.records, report.path, report.records
-
-
-def relative(path: Path) -> Path:
-    """path relative to the repository when it is inside it, else absolute."""
-    path = Path(path).resolve()
-    return path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
-
-
-def describe(path: Path, records: list[dict], errors: int = 0) -> str:
-    """One line naming the file, the model(s) it holds, why this file was read, and its error lines if any.
-
-    The reason is one of: your own complete run, the committed reference run
-    (and what is wrong with yours, if anything), or a file given on the
-    command line. errors: how many failed requests the file holds (Loaded.errors).
-    """
-    models = ", ".join(sorted({r["model"] for r in records}))
-    why = "given on the command line"
-    for dataset in DATASETS:
-        for split in SPLITS:
-            default, reason = default_results(dataset, split)
-            if Path(path).resolve() == default.resolve():
-                why = reason
-    left_out = f"; {errors} failed requests left out (run.py asks them again)" if errors else ""
-    return f"{relative(path)}: model {models} ({why}){left_out}"
 
 
 def main() -> int:

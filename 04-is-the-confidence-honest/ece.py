@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # puts the post folders on sys.path
-from summary import add_results_arguments, describe, read_split
+from saved_answers import add_results_arguments, describe, read_split
 
 N_BINS = 15
 BIN_COUNTS = (5, 10, 15, 20, 30)

@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # puts the post folders on sys.path
 from ece import N_BINS, Bin, ece, outcomes, reliability_bins
 from results_file import results_folder
-from summary import add_results_arguments, describe, read_split
+from saved_answers import add_results_arguments, describe, read_split
 
 
 def has_display() -> bool:

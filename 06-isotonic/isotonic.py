@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # puts the post folders on sys.path
 from ece import N_BINS, check_inputs, ece, outcomes, print_bins, reliability_bins
 from plot import add_plot_arguments, has_display, png_path, pyplot, reliability_figure, save_figure
-from summary import add_results_arguments, load_fit_and_report
+from saved_answers import add_results_arguments, load_fit_and_report
 from temperature import fit_temperatures, scaled_confidences
 
 

@@ -26,7 +26,7 @@ from ece import outcomes
 from plot import add_plot_arguments, has_display, png_path, pyplot, save_figure
 from isotonic import confidence_variants
 from separation import TARGETS, CoveragePoint, accuracy_coverage, area_under_risk
-from summary import add_results_arguments, load_fit_and_report
+from saved_answers import add_results_arguments, load_fit_and_report
 
 # Curves with at most this many points get a marker on each, so a flat stretch entering at once is visible.
 MARKED = 60

@@ -36,7 +36,7 @@ from ece import check_inputs
 from isotonic import confidence_variants
 from registry import dataset_named
 from separation import SingleClassError, auroc, percent, tie_groups
-from summary import add_results_arguments, load_fit_and_report
+from saved_answers import add_results_arguments, load_fit_and_report
 
 RECALL = 0.95
 

@@ -33,7 +33,7 @@ import series  # puts the post folders on sys.path
 from ece import check_inputs, outcomes
 from guarantee import DELTA, Certification, add_delta_argument, certify, confidence_percent
 from isotonic import confidence_variants
-from summary import add_results_arguments, load_fit_and_report
+from saved_answers import add_results_arguments, load_fit_and_report
 
 TARGETS = (0.95, 0.98, 0.99)
 COVERAGES = tuple(k / 10 for k in range(1, 11))

@@ -47,7 +47,7 @@ import series  # puts the post folders on sys.path
 from guarantee import LEVEL, Interval, check_probability, clopper_pearson, number_argument
 from out_of_scope import out_of_scope_codes
 from separation import percent
-from summary import add_results_arguments, load_fit_and_report
+from saved_answers import add_results_arguments, load_fit_and_report
 
 ALPHAS = (0.1, 0.2)
 # Set sizes as the report groups them, and the route each size takes.

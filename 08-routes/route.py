@@ -39,7 +39,7 @@ from ask_sets import ConformalFit, Groups, alpha_value, fit_conformal, label_gro
 from guarantee import confidence_percent
 from typed_request import TOP_LOGPROBS, probe
 from routes import Calibrator, Thresholds, add_threshold_arguments, route_of, thresholds_from, top_two
-from summary import add_calib_arguments
+from saved_answers import add_calib_arguments
 
 
 def plain_words(intent: Intent) -> str:

@@ -55,7 +55,7 @@ from guarantee import (DELTA, LEVEL, Certification, Interval, add_delta_argument
 from isotonic import fit_isotonic
 from out_of_scope import code_list, out_of_scope_codes
 from separation import accuracy_coverage, certified_coverage, percent
-from summary import Loaded, add_results_arguments, load_fit_and_report, read_split
+from saved_answers import Loaded, add_results_arguments, load_fit_and_report, read_split
 
 ROUTES = ("act", "ask", "hand_over")
 RULES = ("point", "certified")

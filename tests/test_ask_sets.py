@@ -11,7 +11,7 @@ from ask_sets import (ConformalFit, beta_binomial_pmf, code_probability, conform
                       fit_conformal, groups_of, label_groups, prediction_set, report_sets, score, set_route)
 from out_of_scope import out_of_scope_codes
 from scipy.stats import betabinom
-from summary import load_results
+from saved_answers import load_results
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "08-routes" / "ask_sets.py"

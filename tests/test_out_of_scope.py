@@ -9,7 +9,7 @@ import pytest
 from out_of_scope import RocPoint, detectors, fpr_at_recall, out_of_scope_codes, roc_points
 from separation import SingleClassError, auroc
 from sklearn.metrics import roc_auc_score, roc_curve
-from summary import load_results
+from saved_answers import load_results
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT_OF_SCOPE = ROOT / "07-separation" / "out_of_scope.py"

@@ -63,7 +63,7 @@ def test_pitfalls_shows_the_four_and_says_plainly_that_this_model_has_no_thinkin
 
 def test_candidates_counts_missing_letters_and_reasks_with_100(client, run_script, tmp_path):
     # Two answers of the reference calib file, one with a missing letter marked by hand.
-    from summary import load_results
+    from saved_answers import load_results
     _, records = load_results("calib")
     picked = [dict(records[0], missing_letters=0), dict(records[1], missing_letters=1)]
     path = tmp_path / "two.jsonl"

@@ -17,7 +17,7 @@ from typed_prompt import load_prompt
 from route import clarifying_question, describe_thresholds, hand_over_text, plain_words, print_route
 from routes import (act_intervals, cuts, fit_calibration, fit_thresholds, lowest_cut, print_act_rules, report,
                     route_all, route_of, top_two)
-from summary import load_results
+from saved_answers import load_results
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -10,7 +10,7 @@ import pytest
 from separation import (CoveragePoint, SingleClassError, accuracy_coverage, aurc, auroc, coverage_at_accuracy,
                         optimal_aurc, order_change, point_at_coverage)
 from sklearn.metrics import roc_auc_score
-from summary import load_results
+from saved_answers import load_results
 
 ROOT = Path(__file__).resolve().parents[1]
 SEPARATION = ROOT / "07-separation" / "separation.py"

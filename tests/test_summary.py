@@ -10,7 +10,8 @@ import pytest
 from ece import ece
 from result_lines import EIGHT_AND_TWO_ERRORS, result_line, write_lines
 from results_record import FIELDS, check_record
-from summary import RANGES, describe, in_range, percentile, print_summary, read_split
+from saved_answers import describe, read_split
+from summary import RANGES, in_range, percentile, print_summary
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -222,58 +223,58 @@ def test_a_missing_own_file_names_the_command_with_out(tmp_path):
 
 
 def test_a_missing_reference_file_names_the_run_py_command_that_writes_one(tmp_path, monkeypatch):
-    import summary
-    monkeypatch.setattr(summary, "REFERENCE", tmp_path / "reference")
-    monkeypatch.setattr(summary, "OWN_RESULTS", tmp_path / "own")
+    import saved_answers
+    monkeypatch.setattr(saved_answers, "REFERENCE", tmp_path / "reference")
+    monkeypatch.setattr(saved_answers, "OWN_RESULTS", tmp_path / "own")
     with pytest.raises(FileNotFoundError) as missing:
-        summary.load_results("test", dataset="clinc150")
+        saved_answers.load_results("test", dataset="clinc150")
     assert str(missing.value).endswith("write it with: python3 03-where-confidence-comes-from/run.py --dataset clinc150 "
                                        "--split test")
 
 
 def copy_lines(path, count):
     """A results file of `count` lines copied from the reference calib file (enough for the loader)."""
-    import summary
-    source = (summary.REFERENCE / "banking77-calib.jsonl").read_text().splitlines(keepends=True)
+    import saved_answers
+    source = (saved_answers.REFERENCE / "banking77-calib.jsonl").read_text().splitlines(keepends=True)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("".join(source[:count]))
     return path
 
 
 def test_scripts_read_the_reference_when_the_reader_has_no_run_and_say_so(tmp_path, monkeypatch):
-    import summary
-    monkeypatch.setattr(summary, "OWN_RESULTS", tmp_path / "own")
-    path, records = summary.load_results("calib")
-    assert path == summary.REFERENCE / "banking77-calib.jsonl" and len(records) == 770
-    assert summary.describe(path, records).endswith(
+    import saved_answers
+    monkeypatch.setattr(saved_answers, "OWN_RESULTS", tmp_path / "own")
+    path, records = saved_answers.load_results("calib")
+    assert path == saved_answers.REFERENCE / "banking77-calib.jsonl" and len(records) == 770
+    assert saved_answers.describe(path, records).endswith(
         f"(the committed reference run; no run of yours at {tmp_path / 'own' / 'banking77-calib.jsonl'})")
 
 
 def test_a_partial_own_run_is_named_with_its_count_and_not_mixed_with_the_reference(tmp_path, monkeypatch):
-    import summary
-    monkeypatch.setattr(summary, "OWN_RESULTS", tmp_path / "own")
+    import saved_answers
+    monkeypatch.setattr(saved_answers, "OWN_RESULTS", tmp_path / "own")
     copy_lines(tmp_path / "own" / "banking77-calib.jsonl", 120)
-    path, records = summary.load_results("calib")
-    assert path == summary.REFERENCE / "banking77-calib.jsonl" and len(records) == 770
+    path, records = saved_answers.load_results("calib")
+    assert path == saved_answers.REFERENCE / "banking77-calib.jsonl" and len(records) == 770
     assert "has 120 of 770 messages (finish it with: python3 03-where-confidence-comes-from/run.py --split calib)" \
-        in summary.describe(path, records)
+        in saved_answers.describe(path, records)
 
 
 def test_a_complete_own_run_is_read_instead_of_the_reference(tmp_path, monkeypatch):
-    import summary
-    monkeypatch.setattr(summary, "OWN_RESULTS", tmp_path / "own")
+    import saved_answers
+    monkeypatch.setattr(saved_answers, "OWN_RESULTS", tmp_path / "own")
     own = copy_lines(tmp_path / "own" / "banking77-calib.jsonl", 770)
-    path, records = summary.load_results("calib")
+    path, records = saved_answers.load_results("calib")
     assert path == own and len(records) == 770
-    assert summary.describe(path, records).endswith("(your own run, all 770 messages)")
+    assert saved_answers.describe(path, records).endswith("(your own run, all 770 messages)")
 
 
 def test_a_file_given_with_results_is_read_as_given(tmp_path, monkeypatch):
-    import summary
+    import saved_answers
     given = copy_lines(tmp_path / "mine.jsonl", 5)
-    path, records = summary.load_results("test", given)
+    path, records = saved_answers.load_results("test", given)
     assert path == given and len(records) == 5
-    assert summary.describe(path, records).endswith("(given on the command line)")
+    assert saved_answers.describe(path, records).endswith("(given on the command line)")
 
 
 def test_split_sizes_match_the_splits_the_loaders_give():
@@ -285,15 +286,15 @@ def test_split_sizes_match_the_splits_the_loaders_give():
 
 
 def test_an_own_run_with_error_lines_is_not_complete_and_says_how_many_answers_it_has(tmp_path, monkeypatch):
-    import summary
-    monkeypatch.setattr(summary, "OWN_RESULTS", tmp_path / "own")
+    import saved_answers
+    monkeypatch.setattr(saved_answers, "OWN_RESULTS", tmp_path / "own")
     own = copy_lines(tmp_path / "own" / "banking77-calib.jsonl", 770)
     lines = own.read_text().splitlines(keepends=True)
     for k in (5, 6, 7):
         record = json.loads(lines[k])
         lines[k] = json.dumps({**record, **result_line(0, False, status="error"), "id": record["id"]}) + "\n"
     own.write_text("".join(lines))
-    path, records = summary.load_results("calib")
-    assert path == summary.REFERENCE / "banking77-calib.jsonl"
+    path, records = saved_answers.load_results("calib")
+    assert path == saved_answers.REFERENCE / "banking77-calib.jsonl"
     assert "has 767 of 770 messages (finish it with: python3 03-where-confidence-comes-from/run.py --split calib)" \
-        in summary.describe(path, records)
+        in saved_answers.describe(path, records)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from scipy.optimize import minimize_scalar
-from summary import load_results
+from saved_answers import load_results
 from temperature import (BOUNDS, StepExample, fit_temperature, fit_temperatures, log_scale, scale, scaled_confidence,
                          step_examples, step_nll)
 
