@@ -25,7 +25,7 @@ import series  # puts the post folders on sys.path
 from ece import outcomes
 from plot import add_plot_arguments, has_display, png_path, pyplot, save_figure
 from isotonic import confidence_variants
-from separation import TARGETS, CoveragePoint, accuracy_coverage, area_under_risk
+from separation import TARGETS, SweepPoint, accuracy_coverage, area_under_risk
 from saved_answers import add_results_arguments, load_fit_and_report
 
 # Curves with at most this many points get a marker on each, so a flat stretch entering at once is visible.
@@ -38,7 +38,7 @@ def perfect_curve(corrects: list[bool]) -> tuple[list[float], list[float]]:
     return [k / n for k in range(1, n + 1)], [min(k, right) / k for k in range(1, n + 1)]
 
 
-def coverage_figure(curves: dict[str, list[CoveragePoint]], corrects: list[bool], title: str):
+def coverage_figure(curves: dict[str, list[SweepPoint]], corrects: list[bool], title: str):
     """One matplotlib Figure: each (name -> accuracy_coverage points) curve, the perfect ranking and the base rate."""
     import matplotlib.pyplot as plt
     figure, axes = plt.subplots(figsize=(7, 5))

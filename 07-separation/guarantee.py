@@ -23,8 +23,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # separation.py imports this module; certify only reads .kept and .right of a point
-    from separation import CoveragePoint
+if TYPE_CHECKING:  # separation.py imports this module; certify only reads .kept and .hits of a point
+    from separation import SweepPoint
 
 DELTA = 0.05          # the chance a certified threshold is allowed to promise too much: 95% confidence
 LEVEL = 0.95          # two-sided intervals
@@ -191,7 +191,7 @@ def certified(k: int, n: int, target: float, delta: float = DELTA) -> bool:
 class Certification:
     """The outcome of fixed-sequence testing on an accuracy-coverage curve.
 
-    point: the lowest threshold certified (its CoveragePoint: threshold, kept,
+    point: the lowest threshold certified (its SweepPoint: threshold, kept,
     right), None when none is. lower: its lower bound, in [0, 1]. first: the
     first point tested, the highest threshold that keeps enough answers for
     the target to be reachable at all (None: no threshold keeps that many).
@@ -201,10 +201,10 @@ class Certification:
 
     target: float
     delta: float
-    point: CoveragePoint | None
+    point: SweepPoint | None
     lower: float | None
-    first: CoveragePoint | None
-    failed: CoveragePoint | None
+    first: SweepPoint | None
+    failed: SweepPoint | None
     failed_lower: float | None
 
     @property
@@ -231,11 +231,11 @@ def minimum_answers(target: float, delta: float = DELTA) -> int:
     return n
 
 
-def certify(points: list[CoveragePoint], target: float, delta: float = DELTA) -> Certification:
+def certify(points: list[SweepPoint], target: float, delta: float = DELTA) -> Certification:
     """The lowest of these thresholds whose selective accuracy is certified to reach `target` at level 1 - delta.
 
     points: the thresholds to try, highest first, each with the answers it
-    keeps and how many of them were right (separation.CoveragePoint; post 07's
+    keeps and how many of them were right (separation.SweepPoint; post 07's
     certified_coverage picks them). Fixed-sequence testing (Angelopoulos et
     al. 2021, "Learn then test: calibrating predictive algorithms to achieve
     risk control", section 3): test the thresholds in their order, each with
@@ -270,16 +270,16 @@ def certify(points: list[CoveragePoint], target: float, delta: float = DELTA) ->
     tested = [p for p in points if p.kept >= needed]
     passed = None
     for point in tested:
-        if not certified(point.right, point.kept, target, delta):
+        if not certified(point.hits, point.kept, target, delta):
             return Certification(target, delta, passed, bound_of(passed, delta), tested[0], point,
-                                 lower_bound(point.right, point.kept, delta))
+                                 lower_bound(point.hits, point.kept, delta))
         passed = point
     return Certification(target, delta, passed, bound_of(passed, delta), tested[0] if tested else None, None, None)
 
 
-def bound_of(point: CoveragePoint | None, delta: float = DELTA) -> float | None:
+def bound_of(point: SweepPoint | None, delta: float = DELTA) -> float | None:
     """lower_bound of a point's right answers among those it keeps; None for no point."""
-    return None if point is None else lower_bound(point.right, point.kept, delta)
+    return None if point is None else lower_bound(point.hits, point.kept, delta)
 
 
 def confidence_percent(delta: float) -> str:

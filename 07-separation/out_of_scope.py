@@ -35,7 +35,7 @@ import series  # puts the post folders on sys.path
 from ece import check_inputs
 from isotonic import confidence_variants
 from registry import dataset_named
-from separation import SingleClassError, auroc, percent, tie_groups
+from separation import SingleClassError, SweepPoint, auroc, percent, sweep
 from saved_answers import add_results_arguments, load_fit_and_report
 
 RECALL = 0.95
@@ -55,48 +55,26 @@ def code_list(codes: frozenset[str]) -> str:
     return "/".join(sorted(codes))
 
 
-@dataclass(frozen=True)
-class RocPoint:
-    """One threshold of a detector: flag every message whose score is >= threshold.
-
-    flagged: messages flagged (ties at the threshold flagged together).
-    recall (true-positive rate): share of the positives flagged, in [0, 1].
-    fpr (false-positive rate): share of the negatives flagged, in [0, 1].
-    """
-
-    threshold: float
-    flagged: int
-    recall: float
-    fpr: float
-
-
-def roc_points(scores: list[float], positives: list[bool]) -> list[RocPoint]:
-    """The ROC curve: one point per distinct score, highest threshold first (the last flags everything).
+def roc_points(scores: list[float], positives: list[bool]) -> list[SweepPoint]:
+    """The ROC curve: separation.sweep() of the scores with the positives as hits, highest threshold first.
 
     scores: one per message, in [0, 1], higher = more likely positive.
-    positives: whether each message is a positive (here: out of scope).
-    Messages tied at a score are flagged together, as in
-    separation.accuracy_coverage. Raises SingleClassError when there are no
-    positives or no negatives (a rate would divide by zero) and ValueError on
-    other bad input (ece.check_inputs).
+    positives: whether each message is a positive (here: out of scope). A
+    point's recall (true-positive rate) and fpr (false-positive rate) are the
+    ROC coordinates; messages tied at a score are flagged together. Raises
+    SingleClassError when there are no positives or no negatives (a rate would
+    divide by zero) and ValueError on other bad input (ece.check_inputs).
     """
     check_inputs(scores, positives)
     n_positive = sum(bool(p) for p in positives)
-    n_negative = len(positives) - n_positive
-    if n_positive == 0 or n_negative == 0:
+    if n_positive == 0 or n_positive == len(positives):
         which = "negatives" if n_positive else "positives"
         raise SingleClassError(f"a ROC curve needs positives and negatives, and these {len(positives)} messages "
                                f"have no {which}")
-    points, flagged, true_positives = [], 0, 0
-    for score, count, positive_here in tie_groups(scores, positives):
-        flagged += count
-        true_positives += positive_here
-        points.append(RocPoint(score, flagged, true_positives / n_positive,
-                               (flagged - true_positives) / n_negative))
-    return points
+    return sweep(scores, positives)
 
 
-def fpr_at_recall(points: list[RocPoint], recall: float = RECALL) -> RocPoint:
+def fpr_at_recall(points: list[SweepPoint], recall: float = RECALL) -> SweepPoint:
     """The highest threshold whose recall reaches `recall` (in (0, 1]): its false-positive rate is "FPR at 95% TPR".
 
     points: roc_points(...) output. The measure of Hendrycks and Gimpel 2017,

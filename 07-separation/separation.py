@@ -44,24 +44,48 @@ class SingleClassError(ValueError):
 
 
 @dataclass(frozen=True)
-class CoveragePoint:
-    """One point of the accuracy-coverage curve: keep every answer with confidence >= threshold.
+class SweepPoint:
+    """One threshold of a sweep: keep every item whose score is >= threshold (ties at it kept together).
 
-    threshold: a confidence that occurs in the data, in [0, 1]. kept: answers
-    kept (all answers tied at the threshold are kept together). right: how
-    many of them were right. coverage = kept / all answers, in (0, 1].
-    accuracy: selective accuracy right / kept, in [0, 1]. risk = 1 - accuracy.
+    The one threshold type of the series: a point of post 07's
+    accuracy-coverage curve (score = confidence, hit = right answer), of its
+    ROC curve for out-of-scope detection (score = out-of-scope score, hit =
+    out-of-scope message), and a candidate threshold of post 08's routes.
+
+    threshold: a score that occurs in the data, in [0, 1]. kept: items at or
+    above it. hits: hits among them. total, total_hits: all items and all hits.
     """
 
     threshold: float
     kept: int
-    right: int
-    coverage: float
-    accuracy: float
+    hits: int
+    total: int
+    total_hits: int
+
+    @property
+    def coverage(self) -> float:
+        """kept / total, in (0, 1]."""
+        return self.kept / self.total
+
+    @property
+    def accuracy(self) -> float:
+        """hits / kept, in [0, 1]: the selective accuracy of the kept answers (precision of a detector)."""
+        return self.hits / self.kept
 
     @property
     def risk(self) -> float:
+        """1 - accuracy: the selective risk."""
         return 1.0 - self.accuracy
+
+    @property
+    def recall(self) -> float:
+        """hits / total_hits, in [0, 1] (true-positive rate); raises ZeroDivisionError with no hits at all."""
+        return self.hits / self.total_hits
+
+    @property
+    def fpr(self) -> float:
+        """(kept - hits) / (total - total_hits), in [0, 1] (false-positive rate); raises ZeroDivisionError with no misses."""
+        return (self.kept - self.hits) / (self.total - self.total_hits)
 
 
 @dataclass(frozen=True)
@@ -132,7 +156,25 @@ def auroc(confidences: list[float], corrects: list[bool]) -> float:
     return twice_u / (2 * n_right * n_wrong)
 
 
-def accuracy_coverage(confidences: list[float], corrects: list[bool]) -> list[CoveragePoint]:
+def sweep(scores: list[float], hits: list[bool]) -> list[SweepPoint]:
+    """Every distinct score as a threshold, highest first; the last one keeps everything.
+
+    Lowering the threshold to the next score in the data adds every item at
+    that score at once, so items tied at a score are never split (a threshold
+    cannot tell them apart). scores in [0, 1], one per item; hits: whether
+    each item is a hit. Raises ValueError on bad input (see ece.check_inputs).
+    """
+    check_inputs(scores, hits)
+    total, total_hits = len(scores), sum(bool(hit) for hit in hits)
+    points, kept, hit_count = [], 0, 0
+    for score, count, hits_here in tie_groups(scores, hits):
+        kept += count
+        hit_count += hits_here
+        points.append(SweepPoint(score, kept, hit_count, total, total_hits))
+    return points
+
+
+def accuracy_coverage(confidences: list[float], corrects: list[bool]) -> list[SweepPoint]:
     """The accuracy-coverage curve: one point per distinct confidence, highest threshold first.
 
     Lowering the threshold to the next confidence in the data adds every
@@ -143,14 +185,7 @@ def accuracy_coverage(confidences: list[float], corrects: list[bool]) -> list[Co
     foundations of noise-free selective classification"). Raises ValueError
     on bad input (see ece.check_inputs).
     """
-    check_inputs(confidences, corrects)
-    n = len(confidences)
-    points, kept, right = [], 0, 0
-    for confidence, count, right_here in tie_groups(confidences, corrects):
-        kept += count
-        right += right_here
-        points.append(CoveragePoint(confidence, kept, right, kept / n, right / kept))
-    return points
+    return sweep(confidences, corrects)
 
 
 def aurc(confidences: list[float], corrects: list[bool]) -> float:
@@ -171,7 +206,7 @@ def aurc(confidences: list[float], corrects: list[bool]) -> float:
     return area_under_risk(accuracy_coverage(confidences, corrects))
 
 
-def area_under_risk(points: list[CoveragePoint]) -> float:
+def area_under_risk(points: list[SweepPoint]) -> float:
     """AURC from accuracy_coverage(...) points: each point's risk over the answers it adds, divided by all answers.
 
     Raises ValueError when there are no points.
@@ -200,7 +235,7 @@ def optimal_aurc(corrects: list[bool]) -> float:
     return sum((k - n_right) / k for k in range(n_right + 1, len(corrects) + 1)) / len(corrects)
 
 
-def coverage_at_accuracy(points: list[CoveragePoint], target: float) -> CoveragePoint | None:
+def coverage_at_accuracy(points: list[SweepPoint], target: float) -> SweepPoint | None:
     """The point with the largest coverage whose selective accuracy is at least `target`, or None.
 
     points: accuracy_coverage(...) output. target: in (0, 1], e.g. 0.95.
@@ -217,7 +252,7 @@ def coverage_at_accuracy(points: list[CoveragePoint], target: float) -> Coverage
     return max(reached, key=lambda p: p.coverage) if reached else None
 
 
-def certified_coverage(points: list[CoveragePoint], target: float, delta: float = DELTA) -> Certification:
+def certified_coverage(points: list[SweepPoint], target: float, delta: float = DELTA) -> Certification:
     """The largest coverage whose selective accuracy is certified to reach `target` at level 1 - delta.
 
     points: accuracy_coverage(...) output. The thresholds tried are the ones
@@ -238,7 +273,7 @@ def certified_coverage(points: list[CoveragePoint], target: float, delta: float 
     return certify(grid, target, delta)
 
 
-def point_at_coverage(points: list[CoveragePoint], coverage: float) -> CoveragePoint:
+def point_at_coverage(points: list[SweepPoint], coverage: float) -> SweepPoint:
     """The highest threshold that keeps at least `coverage` (in (0, 1]) of the answers.
 
     Because tied answers enter together, its coverage can be larger than
@@ -323,7 +358,7 @@ def print_summary(variants: dict[str, list[float]], corrects: list[bool],
     return aurocs
 
 
-def coverage_cell(point: CoveragePoint | None) -> str:
+def coverage_cell(point: SweepPoint | None) -> str:
     """A point as the coverage table prints it: '1.0% (31, >= 0.835)', or 'none'."""
     return "none" if point is None else f"{percent(point.coverage)} ({point.kept}, >= {point.threshold:.3f})"
 
@@ -334,7 +369,7 @@ def certified_cell(result: Certification) -> str:
     if result.point is not None:
         return coverage_cell(result.point)
     if result.failed is not None:
-        return f"none ({result.failed.right} of {result.failed.kept} right, bound {percent(result.failed_lower)})"
+        return f"none ({result.failed.hits} of {result.failed.kept} right, bound {percent(result.failed_lower)})"
     return "none (never certified)" if result.needed is None else f"none (needs {result.needed} kept)"
 
 

@@ -54,7 +54,7 @@ from guarantee import (DELTA, LEVEL, Certification, Interval, add_delta_argument
                        lower_bound, number_argument)
 from isotonic import fit_isotonic
 from out_of_scope import code_list, out_of_scope_codes
-from separation import accuracy_coverage, certified_coverage, percent
+from separation import SweepPoint, accuracy_coverage, certified_coverage, percent, sweep
 from saved_answers import Loaded, add_results_arguments, load_fit_and_report, read_split
 
 ROUTES = ("act", "ask", "hand_over")
@@ -80,50 +80,25 @@ def fit_calibration(calib: list[dict]) -> Calibrator:
     return lambda record: fit(record["confidence"])
 
 
-@dataclass(frozen=True)
-class Cut:
-    """One candidate threshold and what it lets through on the calibration split.
-
-    threshold: a calibrated confidence in [0, 1]. answers: how many answers have
-    a calibrated confidence at or above it (ties included: they enter
-    together). hits: how many of those count (right, for act; right intent
-    among the two named, for ask). rate = hits / answers, in [0, 1].
-    """
-
-    threshold: float
-    answers: int
-    hits: int
-
-    @property
-    def rate(self) -> float:
-        return self.hits / self.answers
-
-
-def cuts(points: list[tuple[float, bool]]) -> list[Cut]:
+def cuts(points: list[tuple[float, bool]]) -> list[SweepPoint]:
     """Every distinct value of (calibrated confidence, hit) points as a threshold, highest first.
 
-    A Cut at value t counts the points with confidence >= t, so answers that
-    tie at t enter together: a threshold can never split a tie.
+    separation.sweep() of the points: a threshold at value t keeps the points
+    with confidence >= t, so answers that tie at t enter together and a
+    threshold can never split a tie. A point's accuracy is its share of hits
+    (right answers for act; the right intent among the two named, for ask).
     """
-    ordered = sorted(points, key=lambda point: point[0], reverse=True)
-    result, answers, hits = [], 0, 0
-    for i, (value, hit) in enumerate(ordered):
-        answers += 1
-        hits += bool(hit)
-        # Only the last point of a run of equal values closes a Cut.
-        if i + 1 == len(ordered) or ordered[i + 1][0] != value:
-            result.append(Cut(value, answers, hits))
-    return result
+    return sweep([value for value, _ in points], [hit for _, hit in points])
 
 
-def lowest_cut(points: list[tuple[float, bool]], target: float) -> Cut | None:
-    """The Cut with the lowest threshold whose rate is at least `target`, or None when no Cut reaches it.
+def lowest_cut(points: list[tuple[float, bool]], target: float) -> SweepPoint | None:
+    """The cut with the lowest threshold whose accuracy is at least `target`, or None when none reaches it.
 
     The lowest such threshold lets the most answers through while the share of
     hits among them still reaches the target; the rate need not rise steadily
     with the threshold, so a higher threshold can still miss it.
     """
-    reaching = [cut for cut in cuts(points) if cut.rate >= target]
+    reaching = [cut for cut in cuts(points) if cut.accuracy >= target]
     return reaching[-1] if reaching else None
 
 
@@ -160,9 +135,9 @@ class Thresholds:
 
     target, ask_target: the precision asked of act, and the share of asked
     answers whose right intent is among the two named, as fractions in (0, 1].
-    act: the Cut of t_act (None: no threshold reaches `target` on calib, so
-    nothing is acted on). ask: the Cut of t_ask, counted over the asked answers
-    only, at or above t_ask and not acted on (None: no ask route). best_act: the Cut with the
+    act: the SweepPoint of t_act (None: no threshold reaches `target` on calib, so
+    nothing is acted on). ask: the SweepPoint of t_ask, counted over the asked answers
+    only, at or above t_ask and not acted on (None: no ask route). best_act: the SweepPoint with the
     highest precision on calib (the most answers among equals), to say how far
     an unreachable target is. eligible: calib answers the thresholds were fitted
     on (status ok, code not out of scope). out_of_scope: codes that always
@@ -173,9 +148,9 @@ class Thresholds:
 
     target: float
     ask_target: float
-    act: Cut | None
-    ask: Cut | None
-    best_act: Cut
+    act: SweepPoint | None
+    ask: SweepPoint | None
+    best_act: SweepPoint
     eligible: int
     out_of_scope: frozenset[str] = field(default_factory=frozenset)
     rule: str = "point"
@@ -237,7 +212,7 @@ def fit_thresholds(calib: list[dict], calibrate: Calibrator, target: float = TAR
     calibrated = [calibrate(r) for r in answers]
     corrects = [r["correct"] for r in answers]
     check_inputs(calibrated, corrects)
-    best_act = max(cuts(list(zip(calibrated, corrects))), key=lambda cut: (cut.rate, cut.answers))
+    best_act = max(cuts(list(zip(calibrated, corrects))), key=lambda cut: (cut.accuracy, cut.kept))
     certification = None
     if rule == "point":
         act = lowest_cut(list(zip(calibrated, corrects)), target)
@@ -246,7 +221,7 @@ def fit_thresholds(calib: list[dict], calibrate: Calibrator, target: float = TAR
         scores = [r["confidence"] for r in answers]
         certification = certified_coverage(accuracy_coverage(scores, corrects), target, delta)
         point = certification.point
-        act = None if point is None else Cut(point.threshold, point.kept, point.right)
+        act = point
     below = [(c, right_in_top_two(r)) for c, score, r in zip(calibrated, scores, answers)
              if act is None or score < act.threshold]
     ask = lowest_cut(below, ask_target) if below else None
@@ -391,15 +366,15 @@ def why_no_act(thresholds: Thresholds) -> str:
     t = thresholds
     if t.rule == "point":
         best = t.best_act
-        return (f"no threshold reaches {percent(t.target)} precision on calib (best: {percent(best.rate)}, "
-                f"{best.hits} of {best.answers} right at >= {best.threshold:.3f})")
+        return (f"no threshold reaches {percent(t.target)} precision on calib (best: {percent(best.accuracy)}, "
+                f"{best.hits} of {best.kept} right at >= {best.threshold:.3f})")
     c = t.certification
     if c.needed is None:
         return f"{percent(t.target)} precision is never certified (no count rules out a little less)"
     if c.first is None:
         return f"{percent(t.target)} needs {c.needed} calib answers above a threshold, all right; there are {t.eligible}"
     return (f"the first threshold tested, raw >= {c.failed.threshold:.3f}, keeps {c.failed.kept} answers, "
-            f"{c.failed.right} right, lower bound {percent(c.failed_lower)}")
+            f"{c.failed.hits} right, lower bound {percent(c.failed_lower)}")
 
 
 def print_act_rules(point: Thresholds, sure: Thresholds) -> None:
@@ -415,11 +390,11 @@ def print_act_rules(point: Thresholds, sure: Thresholds) -> None:
         if t.act is None:
             print(f"{t.rule:<10} none: {why_no_act(t)}")
         else:
-            print(f"{t.rule:<10} {act_when(t):<21} {t.act.answers:13d} {t.act.hits:6d} {percent(t.act.rate):>10} "
-                  f"{percent(lower_bound(t.act.hits, t.act.answers, delta)):>16}")
+            print(f"{t.rule:<10} {act_when(t):<21} {t.act.kept:13d} {t.act.hits:6d} {percent(t.act.accuracy):>10} "
+                  f"{percent(lower_bound(t.act.hits, t.act.kept, delta)):>16}")
     c = sure.certification
     start = f" (at least {c.needed}: fewer cannot reach {percent(c.target)})" if c.needed else ""
-    stop = (f"; here raw >= {c.failed.threshold:.3f}: {c.failed.right} of {c.failed.kept} right, lower bound "
+    stop = (f"; here raw >= {c.failed.threshold:.3f}: {c.failed.hits} of {c.failed.kept} right, lower bound "
             f"{percent(c.failed_lower)}" if c.point is not None and c.failed is not None else "")
     print(f"certified: raw thresholds keeping 10%, 20%, ... of these calib answers{start},\n"
           f"  tried from the highest down, stopping at the first whose one-sided {level} exact lower bound falls short\n"
@@ -458,14 +433,14 @@ def print_thresholds(thresholds: Thresholds) -> None:
     if t.act is None:
         print(f"  act        none: {why_no_act(t)}")
     else:
-        print(f"  act   {act_when(t)}  {t.act.hits} of {t.act.answers} calib answers right "
-              f"({percent(t.act.rate)}, target {percent(t.target)})")
+        print(f"  act   {act_when(t)}  {t.act.hits} of {t.act.kept} calib answers right "
+              f"({percent(t.act.accuracy)}, target {percent(t.target)})")
     if t.ask is None:
         print(f"  ask        none: no threshold gets the right intent among the two named in "
               f"{percent(t.ask_target)} of the asked calib answers")
     else:
         print(f"  ask   calibrated >= {t.ask.threshold:.3f}  right intent among the two named in {t.ask.hits} of "
-              f"{t.ask.answers} asked calib answers ({percent(t.ask.rate)}, target {percent(t.ask_target)})")
+              f"{t.ask.kept} asked calib answers ({percent(t.ask.accuracy)}, target {percent(t.ask_target)})")
     print("  hand over  everything else" + (f", and every {codes} answer (out of scope)" if codes else ""))
 
 
@@ -525,7 +500,7 @@ def main() -> int:
     rule = f" ({thresholds.rule} rule)"
     if thresholds.act is None and thresholds.rule == "point":
         print(f"\nacted on 0.0% of {args.split} answers: {percent(thresholds.target)} precision is out of reach "
-              f"on calib (best {percent(thresholds.best_act.rate)}){rule}")
+              f"on calib (best {percent(thresholds.best_act.accuracy)}){rule}")
     elif thresholds.act is None:
         print(f"\nacted on 0.0% of {args.split} answers: {percent(thresholds.target)} precision is not certified "
               f"on calib at {confidence_percent(args.delta)}{rule}")

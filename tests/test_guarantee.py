@@ -9,7 +9,7 @@ from guarantee import (Certification, beta_quantile, binomial_tail, certified, c
                        minimum_answers, regularized_beta)
 from scipy.special import betainc
 from scipy.stats import beta, binom, binomtest
-from separation import CoveragePoint, accuracy_coverage, certified_coverage
+from separation import SweepPoint, accuracy_coverage, certified_coverage
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -103,8 +103,8 @@ def test_minimum_answers_by_hand():
         assert n > 1 and certified(n, n, target) and not certified(n - 1, n - 1, target)
 
 
-def point(kept: int, right: int, threshold: float) -> CoveragePoint:
-    return CoveragePoint(threshold, kept, right, kept / 1000, right / kept)
+def point(kept: int, right: int, threshold: float) -> SweepPoint:
+    return SweepPoint(threshold, kept, right, 1000, 500)  # 1,000 answers, 500 of them right in all
 
 
 def test_fixed_sequence_stops_at_the_first_failure_even_when_a_later_threshold_would_pass():
@@ -145,7 +145,7 @@ def test_certified_coverage_tries_the_thresholds_of_the_table_only():
     assert result.point.threshold == confidences[69]
     # Every threshold as a step instead: the first with 11 answers has 10 right, bound 0.636 < 0.75: nothing.
     fine = certify(curve, 0.75)
-    assert fine.point is None and (fine.failed.kept, fine.failed.right) == (11, 10)
+    assert fine.point is None and (fine.failed.kept, fine.failed.hits) == (11, 10)
 
 
 def test_certify_guards():

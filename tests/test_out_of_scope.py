@@ -6,7 +6,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from out_of_scope import RocPoint, detectors, fpr_at_recall, out_of_scope_codes, roc_points
+from out_of_scope import detectors, fpr_at_recall, out_of_scope_codes, roc_points
+from separation import SweepPoint
 from separation import SingleClassError, auroc
 from sklearn.metrics import roc_auc_score, roc_curve
 from saved_answers import load_results
@@ -22,17 +23,18 @@ POSITIVES = [True, True, False, True, False, False]
 def test_roc_points_by_hand_with_ties():
     # 3 positives, 3 negatives. Flag >= 0.9: 1 TP. >= 0.7: + one TP and one FP, together.
     # >= 0.4: + one TP and one FP. >= 0.1: everything.
-    assert roc_points(SCORES, POSITIVES) == [
-        RocPoint(0.9, 1, 1 / 3, 0.0),
-        RocPoint(0.7, 3, 2 / 3, 1 / 3),
-        RocPoint(0.4, 5, 1.0, 2 / 3),
-        RocPoint(0.1, 6, 1.0, 1.0),
+    points = roc_points(SCORES, POSITIVES)
+    assert [(p.threshold, p.kept, p.recall, p.fpr) for p in points] == [
+        (0.9, 1, 1 / 3, 0.0),
+        (0.7, 3, 2 / 3, 1 / 3),
+        (0.4, 5, 1.0, 2 / 3),
+        (0.1, 6, 1.0, 1.0),
     ]
 
 
 def test_fpr_at_recall_is_the_highest_threshold_that_reaches_the_recall():
     points = roc_points(SCORES, POSITIVES)
-    assert fpr_at_recall(points, 0.95) == RocPoint(0.4, 5, 1.0, 2 / 3)   # 2/3 recall is not enough
+    assert fpr_at_recall(points, 0.95) == SweepPoint(0.4, 5, 3, 6, 3)   # 2/3 recall is not enough
     assert fpr_at_recall(points, 2 / 3).threshold == 0.7
     assert fpr_at_recall(points, 0.3).fpr == 0.0
 

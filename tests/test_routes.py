@@ -47,7 +47,7 @@ SIX = [answer(0.9, True), answer(0.8, True), answer(0.7, False), answer(0.6, Tru
 
 
 def test_cuts_count_the_answers_at_or_above_each_distinct_value():
-    assert [(c.threshold, c.answers, c.hits) for c in cuts([(r["confidence"], r["correct"]) for r in SIX])] == [
+    assert [(c.threshold, c.kept, c.hits) for c in cuts([(r["confidence"], r["correct"]) for r in SIX])] == [
         (0.9, 1, 1), (0.8, 2, 2), (0.7, 3, 2), (0.6, 4, 3), (0.5, 5, 4), (0.4, 6, 4)]
 
 
@@ -60,7 +60,7 @@ def test_cuts_count_the_answers_at_or_above_each_distinct_value():
 def test_act_threshold_is_the_lowest_value_whose_precision_reaches_the_target(target, t_act, answers, right):
     thresholds = fit_thresholds(SIX, IDENTITY, target=target)
     assert thresholds.t_act == t_act
-    assert (thresholds.act.answers, thresholds.act.hits) == (answers, right)
+    assert (thresholds.act.kept, thresholds.act.hits) == (answers, right)
 
 
 def test_an_unreachable_target_gives_no_act_route_instead_of_a_crash():
@@ -68,7 +68,7 @@ def test_an_unreachable_target_gives_no_act_route_instead_of_a_crash():
     # >= 0.9: 0/1   >= 0.8: 1/2   >= 0.7: 2/3   >= 0.6: 2/4 -> never 0.985; the best is 2/3 at 0.7
     thresholds = fit_thresholds(wrong_at_top, IDENTITY, target=0.985)
     assert thresholds.act is None and thresholds.t_act is None
-    assert (thresholds.best_act.threshold, thresholds.best_act.answers, thresholds.best_act.hits) == (0.7, 3, 2)
+    assert (thresholds.best_act.threshold, thresholds.best_act.kept, thresholds.best_act.hits) == (0.7, 3, 2)
     assert all(route != "act" for route in route_all(wrong_at_top, IDENTITY, thresholds))
 
 
@@ -78,7 +78,7 @@ def test_answers_that_tie_at_a_threshold_enter_together():
     # at 0.8 would give 2/2, but a threshold cannot split a tie) -> t_act = 0.9
     thresholds = fit_thresholds(tied, IDENTITY, target=0.9)
     assert thresholds.t_act == 0.9
-    assert [c.answers for c in cuts([(r["confidence"], r["correct"]) for r in tied])] == [1, 4, 5]
+    assert [c.kept for c in cuts([(r["confidence"], r["correct"]) for r in tied])] == [1, 4, 5]
     # and an answer exactly at the threshold takes the route
     assert route_of(answer(0.9, True), 0.9, thresholds) == "act"
 
@@ -92,7 +92,7 @@ def test_ask_threshold_is_fitted_on_the_answers_below_t_act_only():
     #   >= 0.7: 1/1   >= 0.6: 2/2   >= 0.5: 2/3 = 0.67   >= 0.4: 3/4 = 0.75   >= 0.3: 3/5 = 0.6
     thresholds = fit_thresholds(records, IDENTITY, target=1.0, ask_target=0.75)
     assert thresholds.t_act == 0.8
-    assert thresholds.t_ask == 0.4 and (thresholds.ask.answers, thresholds.ask.hits) == (4, 3)
+    assert thresholds.t_ask == 0.4 and (thresholds.ask.kept, thresholds.ask.hits) == (4, 3)
     assert route_all(records, IDENTITY, thresholds) == ["act", "act", "ask", "ask", "ask", "ask", "hand_over"]
     assert fit_thresholds(records, IDENTITY, target=1.0, ask_target=1.0).t_ask == 0.6
 
@@ -179,7 +179,7 @@ def three_of_three_then_a_crowd() -> list[dict]:
 def test_the_certified_rule_refuses_where_the_point_rule_acts_on_3_of_3():
     calib = three_of_three_then_a_crowd()
     point = fit_thresholds(calib, IDENTITY, target=0.985)
-    assert point.t_act == 0.99 and (point.act.answers, point.act.hits) == (3, 3)   # 3/3 = 100% >= 98.5%
+    assert point.t_act == 0.99 and (point.act.kept, point.act.hits) == (3, 3)   # 3/3 = 100% >= 98.5%
     # ... although three right answers support only 0.05 ** (1 / 3) = 0.368 at 95% confidence
     assert lower_bound(3, 3, 0.05) == pytest.approx(0.3684, abs=1e-4)
     sure = fit_thresholds(calib, IDENTITY, target=0.985, rule="certified")
@@ -187,7 +187,7 @@ def test_the_certified_rule_refuses_where_the_point_rule_acts_on_3_of_3():
     # 98.5% needs 199 answers, all right (0.05 ** (1 / 199) = 0.98506); the grid's first threshold with that many
     # keeps 70% of the 303 answers (213: the 3, then 210 of which 84 right): it fails and the testing stops there.
     c = sure.certification
-    assert c.needed == 199 and c.first is c.failed and (c.first.kept, c.first.right) == (213, 87)
+    assert c.needed == 199 and c.first is c.failed and (c.first.kept, c.first.hits) == (213, 87)
     assert "act" not in route_all(calib, IDENTITY, sure)
 
 
@@ -197,7 +197,7 @@ def test_the_certified_rule_acts_on_the_raw_confidence_and_asks_below_it():
     sure = fit_thresholds(records, IDENTITY, target=0.6, rule="certified")
     # needed for 60%: ceil(ln 0.05 / ln 0.6) = 6; the grid keeps 6, 12, ..., 60 answers; all right down to 30,
     # 36: 32 right (bound 0.76), 42: 34 (0.68), 48: 36 (0.63), 54: 38 (0.59 < 0.6) -> certified at 48 answers
-    assert (sure.act.answers, sure.act.hits) == (48, 36) and sure.act_on == "raw"
+    assert (sure.act.kept, sure.act.hits) == (48, 36) and sure.act_on == "raw"
     assert lower_bound(36, 48) >= 0.6 > lower_bound(38, 54)
     assert sure.t_act == certified_coverage(accuracy_coverage([r["confidence"] for r in records],
                                                                [r["correct"] for r in records]), 0.6).point.threshold
@@ -205,7 +205,7 @@ def test_the_certified_rule_acts_on_the_raw_confidence_and_asks_below_it():
     assert route_of(answer(sure.t_act, True), 0.0, sure) == "act"
     assert route_of(answer(sure.t_act - 0.01, True), 1.0, sure) != "act"
     # ask is fitted on the answers not acted on only (raw below t_act): the 12 at 0.51 .. 0.40
-    assert sure.ask is None or sure.ask.answers <= 12
+    assert sure.ask is None or sure.ask.kept <= 12
 
 
 def test_certified_threshold_keeps_its_promise_in_at_least_95_percent_of_200_synthetic_calib_splits():

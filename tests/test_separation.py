@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from separation import (CoveragePoint, SingleClassError, accuracy_coverage, aurc, auroc, coverage_at_accuracy,
+from separation import (SweepPoint, SingleClassError, accuracy_coverage, aurc, auroc, coverage_at_accuracy,
                         optimal_aurc, order_change, point_at_coverage)
 from sklearn.metrics import roc_auc_score
 from saved_answers import load_results
@@ -65,12 +65,10 @@ def test_accuracy_coverage_keeps_tied_answers_together():
     # 0.8: kept 1 + 3 = 4, right 1 + 2 = 3 -> coverage 4/7, accuracy 3/4
     # 0.5: kept 4 + 2 = 6, right 3 + 1 = 4 -> coverage 6/7, accuracy 4/6
     # 0.2: kept 7, right 4 -> coverage 1, accuracy 4/7 (the overall accuracy)
-    assert accuracy_coverage(CONFIDENCES, CORRECTS) == [
-        CoveragePoint(0.9, 1, 1, 1 / 7, 1.0),
-        CoveragePoint(0.8, 4, 3, 4 / 7, 3 / 4),
-        CoveragePoint(0.5, 6, 4, 6 / 7, 4 / 6),
-        CoveragePoint(0.2, 7, 4, 1.0, 4 / 7),
-    ]
+    points = accuracy_coverage(CONFIDENCES, CORRECTS)
+    assert points == [SweepPoint(0.9, 1, 1, 7, 4), SweepPoint(0.8, 4, 3, 7, 4), SweepPoint(0.5, 6, 4, 7, 4),
+                      SweepPoint(0.2, 7, 4, 7, 4)]
+    assert [(p.coverage, p.accuracy) for p in points] == [(1 / 7, 1.0), (4 / 7, 3 / 4), (6 / 7, 4 / 6), (1.0, 4 / 7)]
 
 
 def test_accuracy_coverage_does_not_depend_on_the_order_of_the_answers():
