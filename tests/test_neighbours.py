@@ -7,8 +7,6 @@ No server is needed.
 import json
 import math
 import random
-import subprocess
-import sys
 from collections import Counter
 from pathlib import Path
 
@@ -254,21 +252,18 @@ def test_in_group_share_and_its_chance_level():
 
 # --- the scripts' doors ---------------------------------------------------------------
 
-def run(script: str, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(ROOT / script), *args], capture_output=True, text=True, timeout=120)
 
-
-def test_check_groups_with_a_missing_compare_file_exits_2_with_one_line(tmp_path):
-    result = run("datasets/check_groups.py", "--compare", str(tmp_path / "nope.json"))
+def test_check_groups_with_a_missing_compare_file_exits_2_with_one_line(tmp_path, run_script):
+    result = run_script("datasets/check_groups.py", "--compare", str(tmp_path / "nope.json"))
     assert result.returncode == 2 and result.stdout == ""
     assert len(result.stderr.strip().splitlines()) == 1 and "nope.json" in result.stderr
-    assert run("datasets/check_groups.py", "--help").returncode == 0
+    assert run_script("datasets/check_groups.py", "--help").returncode == 0
     (tmp_path / "bad.json").write_text("{", encoding="utf-8")
-    result = run("datasets/check_groups.py", "--compare", str(tmp_path / "bad.json"))
+    result = run_script("datasets/check_groups.py", "--compare", str(tmp_path / "bad.json"))
     assert result.returncode == 2 and result.stderr.count("\n") == 1 and "bad.json is not a JSON label file" in result.stderr
 
 
-def test_baseline_refuses_all_train_for_clinc150_and_has_help():
-    result = run("01-why-typed-decisions/baseline.py", "--dataset", "clinc150", "--all-train")
+def test_baseline_refuses_all_train_for_clinc150_and_has_help(run_script):
+    result = run_script("01-why-typed-decisions/baseline.py", "--dataset", "clinc150", "--all-train")
     assert result.returncode == 2 and "--all-train is for BANKING77" in result.stderr
-    assert run("01-why-typed-decisions/baseline.py", "--help").returncode == 0
+    assert run_script("01-why-typed-decisions/baseline.py", "--help").returncode == 0

@@ -1,7 +1,5 @@
 """Post 07, out-of-scope detection: ROC points, FPR at 95% recall and the detectors, by hand and against scikit-learn."""
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -96,13 +94,9 @@ def test_detectors_by_hand():
         detectors(records, {"raw": raw}, frozenset({"K-A", "J-A"}))
 
 
-def run(*arguments):
-    return subprocess.run([sys.executable, str(OUT_OF_SCOPE), *map(str, arguments)], capture_output=True, text=True)
-
-
-def test_script_on_the_clinc150_reference_calib_file():
+def test_script_on_the_clinc150_reference_calib_file(run_script):
     _, records = load_results("calib", dataset="clinc150")
-    result = run("--split", "calib")
+    result = run_script("07-separation/out_of_scope.py", "--split", "calib")
     assert result.returncode == 0, result.stderr
     out_of_scope = sum(r["gold_code"] == "K-A" for r in records)
     caught = sum(r["gold_code"] == "K-A" and r["code"] == "K-A" for r in records)
@@ -113,16 +107,16 @@ def test_script_on_the_clinc150_reference_calib_file():
     assert any(line.startswith("1 - raw") and f"{expected:.3f}" in line for line in result.stdout.splitlines())
 
 
-def test_script_refuses_a_dataset_without_out_of_scope_messages():
-    result = run("--dataset", "banking77")
+def test_script_refuses_a_dataset_without_out_of_scope_messages(run_script):
+    result = run_script("07-separation/out_of_scope.py", "--dataset", "banking77")
     assert result.returncode == 2 and "no out-of-scope code" in result.stderr
 
 
-def test_script_says_so_when_a_file_has_no_out_of_scope_message(tmp_path):
+def test_script_says_so_when_a_file_has_no_out_of_scope_message(tmp_path, run_script):
     _, records = load_results("calib", dataset="clinc150")
     path = tmp_path / "in-scope.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in records if r["gold_code"] != "K-A"), encoding="utf-8")
-    result = run("--split", "calib", "--results", path)
+    result = run_script("07-separation/out_of_scope.py", "--split", "calib", "--results", path)
     # bad input exits 2 with one line, as in every other script (issue 12, case 11)
     assert result.returncode == 2 and len(result.stderr.splitlines()) == 1
     assert result.stderr.startswith("error: ")

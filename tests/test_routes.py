@@ -1,9 +1,5 @@
 """Post 08: the act and ask thresholds (point and certified), the routes, exact intervals, and both scripts."""
-import os
 import random
-import socket
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -273,13 +269,8 @@ def test_the_calibration_is_post_06_isotonic_fit_on_calib():
         assert calibrate(record) == fit(record["confidence"])
 
 
-def run(path: str, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(ROOT / path), *args], capture_output=True, text=True, timeout=300,
-                          env={**os.environ, **(env or {})}, cwd=ROOT)
-
-
-def test_routes_script_runs_end_to_end_on_the_reference_files():
-    result = run("08-routes/routes.py")
+def test_routes_script_runs_end_to_end_on_the_reference_files(run_script):
+    result = run_script("08-routes/routes.py")
     assert result.returncode == 0, result.stderr
     out = result.stdout
     assert "isotonic regression of post 06" in out and "hand over" in out
@@ -289,8 +280,8 @@ def test_routes_script_runs_end_to_end_on_the_reference_files():
     assert last.startswith("acted on 0.0% of test answers: 98.5% precision is out of reach")
 
 
-def test_routes_script_prints_both_rules_and_exact_intervals_on_test():
-    result = run("08-routes/routes.py", "--dataset", "clinc150", "--target", "0.4", "--rule", "certified",
+def test_routes_script_prints_both_rules_and_exact_intervals_on_test(run_script):
+    result = run_script("08-routes/routes.py", "--dataset", "clinc150", "--target", "0.4", "--rule", "certified",
                  "--delta", "0.1")
     assert result.returncode == 0, result.stderr
     out = result.stdout
@@ -301,9 +292,9 @@ def test_routes_script_prints_both_rules_and_exact_intervals_on_test():
     assert out.strip().splitlines()[-1].endswith("(certified rule)")
 
 
-def test_routes_script_on_clinc150_hands_every_out_of_scope_answer_over():
+def test_routes_script_on_clinc150_hands_every_out_of_scope_answer_over(run_script):
     _, calib = load_results("calib", dataset="clinc150")
-    result = run("08-routes/routes.py", "--dataset", "clinc150", "--split", "calib", "--target", "0.5",
+    result = run_script("08-routes/routes.py", "--dataset", "clinc150", "--split", "calib", "--target", "0.5",
                  "--ask-target", "0.5")
     assert result.returncode == 0, result.stderr
     in_scope = sum(r["status"] == "ok" and r["code"] != "K-A" for r in calib)
@@ -313,8 +304,8 @@ def test_routes_script_on_clinc150_hands_every_out_of_scope_answer_over():
     assert f"out-of-scope messages ({outside}): " in result.stdout
 
 
-def test_routes_script_refuses_a_target_that_is_not_a_fraction():
-    result = run("08-routes/routes.py", "--target", "98.5")
+def test_routes_script_refuses_a_target_that_is_not_a_fraction(run_script):
+    result = run_script("08-routes/routes.py", "--target", "98.5")
     assert result.returncode == 2 and "fraction in (0, 1]" in result.stderr
 
 
@@ -393,8 +384,8 @@ def test_clarifying_question_names_two_or_three_intents():
     (["--delta", "0"], "delta must be in (0, 1)"),
     (["--alpha", "1"], "alpha must be in (0, 1)"),
 ])
-def test_route_script_refuses_bad_options_before_any_server_is_asked(arguments, message):
-    result = run("08-routes/route.py", *arguments, "where is my card?",
+def test_route_script_refuses_bad_options_before_any_server_is_asked(arguments, message, run_script, free_port):
+    result = run_script("08-routes/route.py", *arguments, "where is my card?",
                  env={"LLAMA_URL": f"http://127.0.0.1:{free_port()}"})
     assert result.returncode == 2 and message in result.stderr.strip().splitlines()[-1]
 
@@ -406,23 +397,17 @@ def test_hand_over_text_names_the_reason():
     assert "out of scope" in hand_over_text(answer(0.9, True), built, 0.9, frozenset({"A-A"}))
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def test_route_script_without_a_server_says_how_to_start_it_and_exits_2():
-    result = run("08-routes/route.py", env={"LLAMA_URL": f"http://127.0.0.1:{free_port()}"})
+def test_route_script_without_a_server_says_how_to_start_it_and_exits_2(run_script, free_port):
+    result = run_script("08-routes/route.py", env={"LLAMA_URL": f"http://127.0.0.1:{free_port()}"})
     assert result.returncode == 2
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and "not reachable" in lines[0] and "00-setup/server.py start" in lines[0]
 
 
-def test_route_py_routes_a_message_with_the_real_server(client):
+def test_route_py_routes_a_message_with_the_real_server(client, run_script):
     # Integration: the test server runs the 0.5B model, so the thresholds (fitted on the 1.5B
     # model's calib answers) do not carry over; the script must say so and still print a route.
-    result = run("08-routes/route.py", "my card still hasn't arrived, it's been two weeks",
+    result = run_script("08-routes/route.py", "my card still hasn't arrived, it's been two weeks",
                  env={"LLAMA_URL": client.url})
     assert result.returncode == 0, result.stderr
     out = result.stdout
@@ -434,10 +419,10 @@ def test_route_py_routes_a_message_with_the_real_server(client):
         assert "note: the server runs" in out
 
 
-def test_route_py_routes_a_clinc150_message_with_the_real_server(client):
+def test_route_py_routes_a_clinc150_message_with_the_real_server(client, run_script):
     # Integration: the CLINC150 prompt and grammar (with the out-of-scope code K-A) and thresholds
     # fitted on the CLINC150 calib file; the 0.5B model may or may not call the message out of scope.
-    result = run("08-routes/route.py", "--dataset", "clinc150", "how many moons does jupiter have",
+    result = run_script("08-routes/route.py", "--dataset", "clinc150", "how many moons does jupiter have",
                  env={"LLAMA_URL": client.url})
     assert result.returncode == 0, result.stderr
     out = result.stdout

@@ -1,8 +1,6 @@
 """Post 07: AUROC, accuracy-coverage, AURC and coverage at a target accuracy, by hand and against scikit-learn."""
 import json
 import random
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -156,12 +154,8 @@ def test_order_change_equals_brute_force():
     assert change.split == sum(first[i] == first[j] and second[i] != second[j] for i, j in pairs)
 
 
-def run(script, *arguments):
-    return subprocess.run([sys.executable, str(script), *map(str, arguments)], capture_output=True, text=True)
-
-
-def test_separation_script_runs_on_the_reference_files():
-    result = run(SEPARATION)
+def test_separation_script_runs_on_the_reference_files(run_script):
+    result = run_script(SEPARATION)
     assert result.returncode == 0, result.stderr
     for line in ("AURC of a perfect ranking", "pairs reversed", "conf>="):
         assert line in result.stdout
@@ -169,28 +163,28 @@ def test_separation_script_runs_on_the_reference_files():
     assert last.startswith("AUROC on test: raw 0.") and "isotonic 0." in last
 
 
-def test_separation_script_prints_a_clear_line_when_every_answer_is_right(tmp_path):
+def test_separation_script_prints_a_clear_line_when_every_answer_is_right(tmp_path, run_script):
     _, records = load_results("test")
     right = [r for r in records if r["correct"]][:20]
     path = tmp_path / "all-right.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in right), encoding="utf-8")
-    result = run(SEPARATION, "--results", path)
+    result = run_script(SEPARATION, "--results", path)
     assert result.returncode == 0, result.stderr
     assert "AUROC undefined: AUROC needs right and wrong answers, and all 20 answers are right" in result.stdout
     last = result.stdout.strip().splitlines()[-1]
     assert last == "AUROC on test: raw undefined, temperature undefined, isotonic undefined"
 
 
-def test_coverage_plot_saves_a_png(tmp_path):
+def test_coverage_plot_saves_a_png(tmp_path, run_script):
     png = tmp_path / "coverage.png"
-    result = run(COVERAGE_PLOT, "--png", png, "--no-show")
+    result = run_script(COVERAGE_PLOT, "--png", png, "--no-show")
     assert result.returncode == 0, result.stderr
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 @pytest.mark.parametrize("script, extra", [(SEPARATION, []), (COVERAGE_PLOT, ["--no-show"])])
-def test_a_missing_results_file_exits_2_with_one_line(script, extra, tmp_path):
-    result = run(script, "--results", tmp_path / "none.jsonl", *extra)
+def test_a_missing_results_file_exits_2_with_one_line(script, extra, tmp_path, run_script):
+    result = run_script(script, "--results", tmp_path / "none.jsonl", *extra)
     assert result.returncode == 2
     assert result.stderr.count("\n") == 1 and "run.py --split test" in result.stderr
 

@@ -4,9 +4,7 @@ No mocked server: every request here goes to llama.cpp. When the server
 cannot be reached, the `client` fixture fails these tests; it never skips them.
 """
 import json
-import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -20,18 +18,6 @@ from typed_prompt import BuiltPrompt
 from server import running
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def run_script(path: str, *args: str, env: dict | None = None, timeout: float = 900) -> subprocess.CompletedProcess:
-    """Run a post's script as a reader would."""
-    return subprocess.run([sys.executable, str(ROOT / path), *args], capture_output=True, text=True,
-                          timeout=timeout, env={**os.environ, **(env or {})}, cwd=ROOT)
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def test_every_code_letter_is_one_token(letter_ids):
@@ -105,14 +91,14 @@ def test_half_a_code_is_never_an_answer(client, built):
     assert reply.retried and reply.status == "invalid" and reply.code is None
 
 
-def test_script_without_a_server_says_how_to_start_it_and_exits_2():
+def test_script_without_a_server_says_how_to_start_it_and_exits_2(run_script, free_port):
     result = run_script("01-why-typed-decisions/typed.py", env={"LLAMA_URL": f"http://127.0.0.1:{free_port()}"})
     assert result.returncode == 2
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and "not reachable" in lines[0] and "00-setup/server.py start" in lines[0]
 
 
-def test_waiting_for_a_server_that_never_comes_gives_up():
+def test_waiting_for_a_server_that_never_comes_gives_up(free_port):
     # Nothing listens on this port: wait_ready must raise after its bound instead of waiting forever.
     waits = []
     with pytest.raises(ServerUnreachable, match="gave up after 2 s"):
@@ -120,7 +106,7 @@ def test_waiting_for_a_server_that_never_comes_gives_up():
     assert waits, "it gave up without waiting at all"
 
 
-def test_wait_ready_waits_while_a_real_server_loads(client):
+def test_wait_ready_waits_while_a_real_server_loads(client, free_port):
     # A second llama-server on a free port: wait_ready() must ride out the refused/503 phase.
     record = running(client.port)
     assert record, "the test server was not started by 00-setup/server.py"
@@ -138,14 +124,14 @@ def test_wait_ready_waits_while_a_real_server_loads(client):
         process.wait(timeout=30)
 
 
-def test_typed_script_prints_decisions_for_real_banking77_messages(client):
+def test_typed_script_prints_decisions_for_real_banking77_messages(client, run_script):
     result = run_script("01-why-typed-decisions/typed.py", "--banking77", "3")
     assert result.returncode == 0, result.stderr
     assert result.stdout.count("true intent:") == 3
     assert "confidence" in result.stdout and "of 3 right" in result.stdout
 
 
-def test_run_writes_one_line_per_message_and_a_rerun_adds_none(client, tmp_path):
+def test_run_writes_one_line_per_message_and_a_rerun_adds_none(client, tmp_path, run_script):
     out = tmp_path / "codes.jsonl"
     first = run_script("02-forcing-a-valid-answer/run.py", "--split", "calib", "--limit", "5", "--out", str(out))
     assert first.returncode == 0, first.stderr
@@ -160,7 +146,7 @@ def test_run_writes_one_line_per_message_and_a_rerun_adds_none(client, tmp_path)
     assert out.read_text().splitlines() == lines
 
 
-def test_ctrl_c_keeps_finished_lines_and_a_rerun_resumes(client, tmp_path):
+def test_ctrl_c_keeps_finished_lines_and_a_rerun_resumes(client, tmp_path, run_script):
     out = tmp_path / "codes.jsonl"
     command = [sys.executable, str(ROOT / "02-forcing-a-valid-answer/run.py"), "--split", "calib", "--limit", "12", "--out", str(out)]
     process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -178,7 +164,7 @@ def test_ctrl_c_keeps_finished_lines_and_a_rerun_resumes(client, tmp_path):
     assert len(ids) == 12 and len(set(ids)) == 12 and ids[: len(kept)] == [r["id"] for r in kept]
 
 
-def test_confidence_run_writes_five_well_formed_lines_and_a_rerun_adds_none(client, tmp_path):
+def test_confidence_run_writes_five_well_formed_lines_and_a_rerun_adds_none(client, tmp_path, run_script):
     out = tmp_path / "banking77-test.jsonl"
     first = run_script("03-where-confidence-comes-from/run.py", "--split", "test", "--limit", "5", "--out", str(out))
     assert first.returncode == 0, first.stderr
@@ -212,7 +198,7 @@ def test_clinc150_grammar_single_intent_rule_is_accepted_and_gives_the_out_of_sc
     assert built.codes["K-A"].intent == "oos"
 
 
-def test_clinc150_run_writes_lines_with_codes_of_its_label_set(client, tmp_path):
+def test_clinc150_run_writes_lines_with_codes_of_its_label_set(client, tmp_path, run_script):
     from typed_prompt import load_clinc150_prompt
     codes = load_clinc150_prompt().codes
     out = tmp_path / "clinc150-test.jsonl"

@@ -181,13 +181,8 @@ def test_a_file_of_error_lines_only_holds_no_answers(tmp_path):
         read_split("test", path)
 
 
-def run_on(script: str, results: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(ROOT / script), "--results", str(results), *args],
-                          capture_output=True, text=True, timeout=300)
-
-
-def test_ece_reports_accuracy_4_of_8_and_the_ece_of_the_8_answers(tmp_path):
-    result = run_on("04-is-the-confidence-honest/ece.py", write_lines(tmp_path / "r.jsonl", EIGHT_AND_TWO_ERRORS))
+def test_ece_reports_accuracy_4_of_8_and_the_ece_of_the_8_answers(tmp_path, run_script):
+    result = run_script("04-is-the-confidence-honest/ece.py", "--results", write_lines(tmp_path / "r.jsonl", EIGHT_AND_TWO_ERRORS))
     assert result.returncode == 0, result.stderr
     answers = [r for r in EIGHT_AND_TWO_ERRORS if r["status"] != "error"]
     expected = ece([r["confidence"] for r in answers], [r["correct"] for r in answers])
@@ -199,15 +194,15 @@ def test_ece_reports_accuracy_4_of_8_and_the_ece_of_the_8_answers(tmp_path):
 @pytest.mark.parametrize("script", ["03-where-confidence-comes-from/summary.py", "04-is-the-confidence-honest/ece.py",
                                     "05-fixing-the-confidence/temperature.py", "06-isotonic/isotonic.py",
                                     "07-separation/separation.py", "08-routes/routes.py"])
-def test_error_lines_change_no_figure_of_any_reader(tmp_path, script):
+def test_error_lines_change_no_figure_of_any_reader(tmp_path, script, run_script):
     # The same answers with and without the 2 error lines: every line printed is the same, except the ones naming
     # the file (which count the errors) and summary.py's line of errors.
     with_errors = write_lines(tmp_path / "with.jsonl", EIGHT_AND_TWO_ERRORS)
     without = write_lines(tmp_path / "without.jsonl", [r for r in EIGHT_AND_TWO_ERRORS if r["status"] != "error"])
     fits = ("--calib", str(with_errors)) if "summary" not in script and "ece" not in script else ()
     plots = ("--no-show", "--png", str(tmp_path / "p.png")) if "temperature" in script or "isotonic" in script else ()
-    first = run_on(script, with_errors, *fits, *plots)
-    second = run_on(script, without, *(("--calib", str(without)) if fits else ()), *plots)
+    first = run_script(script, "--results", with_errors, *fits, *plots)
+    second = run_script(script, "--results", without, *(("--calib", str(without)) if fits else ()), *plots)
     assert first.returncode == second.returncode == 0, first.stderr + second.stderr
     named = [line for line in first.stdout.splitlines() if "with.jsonl" in line]
     assert named and all("2 failed requests left out" in line for line in named)
