@@ -9,6 +9,7 @@ with a line saying how to start it; they are never skipped.
 post's tests run on a machine without a server. A test that needs the server
 asks for `client`, even when only a script it runs talks to the server.
 """
+import json
 import os
 import subprocess
 import sys
@@ -83,6 +84,16 @@ def run_script():
         return subprocess.run([sys.executable, str(ROOT / path), *map(str, args)], capture_output=True, text=True,
                               timeout=timeout, env={**os.environ, **(env or {})}, cwd=ROOT)
     return run
+
+
+@pytest.fixture
+def label_file(tmp_path):
+    """write(data) -> the path of a label file holding data (a dict, written as JSON) in the test's tmp folder."""
+    def write(data: dict) -> Path:
+        path = tmp_path / "labels.json"
+        path.write_text(json.dumps(data), encoding="utf-8")
+        return path
+    return write
 
 
 @pytest.fixture(scope="session")

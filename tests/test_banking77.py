@@ -29,14 +29,8 @@ def labels():
 
 @pytest.fixture
 def raw():
-    """The committed label file as a dict, to break in copies."""
+    """The committed label file as a dict, to break in copies (write them with the label_file fixture)."""
     return json.loads(LABELS_FILE.read_text(encoding="utf-8"))
-
-
-def write(tmp_path, data) -> Path:
-    path = tmp_path / "labels.json"
-    path.write_text(json.dumps(data), encoding="utf-8")
-    return path
 
 
 # --- the CSV files -----------------------------------------------------------
@@ -145,39 +139,39 @@ def test_calib_split_holds_the_messages_the_posts_route_first_for_their_intent(l
         assert first.text == text
 
 
-def test_duplicated_intent_is_refused(raw, tmp_path):
+def test_duplicated_intent_is_refused(raw, label_file):
     broken = copy.deepcopy(raw)
     broken["groups"][1]["intents"][0]["intent"] = "card_arrival"  # already A-A
     with pytest.raises(ValueError, match="card_arrival.*more than once"):
-        load_labels(write(tmp_path, broken))
+        load_labels(label_file(broken))
 
 
-def test_duplicated_intent_letter_is_refused(raw, tmp_path):
+def test_duplicated_intent_letter_is_refused(raw, label_file):
     broken = copy.deepcopy(raw)
     broken["groups"][0]["intents"][1]["letter"] = "A"
     with pytest.raises(ValueError, match="letter 'A' is used twice"):
-        load_labels(write(tmp_path, broken))
+        load_labels(label_file(broken))
 
 
-def test_duplicated_group_letter_is_refused(raw, tmp_path):
+def test_duplicated_group_letter_is_refused(raw, label_file):
     broken = copy.deepcopy(raw)
     broken["groups"][1]["letter"] = "A"
     with pytest.raises(ValueError, match="group letter 'A' is used twice"):
-        load_labels(write(tmp_path, broken))
+        load_labels(label_file(broken))
 
 
-def test_missing_intent_is_refused(raw, tmp_path):
+def test_missing_intent_is_refused(raw, label_file):
     broken = copy.deepcopy(raw)
     del broken["groups"][0]["intents"][-1]
     with pytest.raises(ValueError, match="76 intents"):
-        load_labels(write(tmp_path, broken))
+        load_labels(label_file(broken))
 
 
-def test_example_from_another_intent_fails_check_labels(raw, tmp_path, train):
+def test_example_from_another_intent_fails_check_labels(raw, train, label_file):
     broken = copy.deepcopy(raw)
     broken["groups"][0]["intents"][0]["examples"][0] = broken["groups"][1]["intents"][0]["examples"][0]
     with pytest.raises(ValueError, match="card_arrival"):
-        check_labels(load_labels(write(tmp_path, broken)), train)
+        check_labels(load_labels(label_file(broken)), train)
 
 
 # --- make_banking77.py -------------------------------------------------------

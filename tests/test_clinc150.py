@@ -40,14 +40,8 @@ def built():
 
 @pytest.fixture
 def raw():
-    """The committed label file as a dict, to break in copies."""
+    """The committed label file as a dict, to break in copies (write them with the label_file fixture)."""
     return json.loads(LABELS_FILE.read_text(encoding="utf-8"))
-
-
-def write(tmp_path, data) -> Path:
-    path = tmp_path / "labels.json"
-    path.write_text(json.dumps(data), encoding="utf-8")
-    return path
 
 
 # --- data_full.json ----------------------------------------------------------
@@ -178,22 +172,22 @@ def test_check_labels_accepts_the_committed_file(labels):
     check_labels(labels)
 
 
-def test_missing_intent_is_refused_with_the_dataset_name(raw, tmp_path):
+def test_missing_intent_is_refused_with_the_dataset_name(raw, label_file):
     broken = copy.deepcopy(raw)
     del broken["groups"][0]["intents"][-1]
     with pytest.raises(ValueError, match="150 intents, CLINC150 has 151"):
-        load_labels(write(tmp_path, broken))
+        load_labels(label_file(broken))
 
 
-def test_intent_moved_to_another_domain_fails_check_labels(raw, tmp_path):
+def test_intent_moved_to_another_domain_fails_check_labels(raw, label_file):
     broken = copy.deepcopy(raw)
     moved = broken["groups"][0]["intents"].pop()
     broken["groups"][1]["intents"].append({**moved, "letter": "P"})
     with pytest.raises(ValueError, match="10 domains of domains.json"):
-        check_labels(load_labels(write(tmp_path, broken)))
+        check_labels(load_labels(label_file(broken)))
 
 
-def test_calibration_row_that_repeats_an_example_fails_check_labels(raw, tmp_path, rows):
+def test_calibration_row_that_repeats_an_example_fails_check_labels(raw, rows, label_file):
     # val-2369 "hey what's up" (greeting) is also train-11896: the one exact repeat
     # of a train text in val, so it can be an example and a calibration row at once.
     assert rows["val"][2369].text == rows["train"][11896].text == "hey what's up"
@@ -204,7 +198,7 @@ def test_calibration_row_that_repeats_an_example_fails_check_labels(raw, tmp_pat
     swapped = next(n for n, row in enumerate(calibration) if rows["val"][row].intent == "greeting")
     calibration[swapped] = 2369  # still 5 greeting rows
     with pytest.raises(ValueError, match=r"\['val-2369'\] are also prompt examples"):
-        check_labels(load_labels(write(tmp_path, broken)))
+        check_labels(load_labels(label_file(broken)))
 
 
 # --- make_clinc150.py --------------------------------------------------------
