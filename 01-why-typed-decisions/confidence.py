@@ -45,6 +45,7 @@ import string
 from dataclasses import dataclass
 
 from decision import CodeReply
+from labels import split_code
 from llama_http import Client
 from typed_prompt import BuiltPrompt
 from typed_request import LOGPROB_FLOOR, logprob_steps, logprob_value, token_identity, token_matches
@@ -223,7 +224,7 @@ def typed_answer(response: dict, built: BuiltPrompt, tokens: LetterTokens, asked
         raise ValueError(f"the reply {code!r} is not a full code of the table")
     steps = logprob_steps(response)
     check_candidates(steps, asked)
-    group, letter = code[0], code[2]
+    group, letter = split_code(code)
     two = [(tokens.letter[group], group), (tokens.hyphen_letter[letter], "-" + letter)]
     three = [(tokens.letter[group], group), (tokens.hyphen, "-"), (tokens.letter[letter], letter)]
     if spells(steps, two):

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from labels import Message, spread
+from labels import Message, split_code, spread
 from decision import CodeReply
 from typed_prompt import BuiltPrompt
 from results_file import ResultsFile
@@ -64,7 +64,7 @@ def base_record(message: Message, reply: CodeReply, built: BuiltPrompt, model: s
         "status": reply.status, "code": reply.code,
         "intent": built.codes[reply.code].intent if reply.code else None,
         "correct": reply.code == gold_code,
-        "right_group": reply.code is not None and reply.code[0] == gold_code[0],
+        "right_group": reply.code is not None and split_code(reply.code)[0] == split_code(gold_code)[0],
         "retried": reply.retried, "content": reply.content, "error": reply.error,
         "wall_ms": round(reply.wall_ms, 2), "timings": reply.timings,
         "model": model, "build": response.get("system_fingerprint"), "grammar": "grammar" in settings,

@@ -21,6 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # puts the post folders on sys.path
 from confidence import Step, letter_tokens, typed_answer
 from decision import ask_code
+from labels import split_code
 from llama_http import Client, exit_on_server_errors
 from typed_prompt import load_prompt
 from typed_request import TOP_LOGPROBS, probe
@@ -67,7 +68,7 @@ def main() -> int:
     print_candidates(len(pieces), pieces[-1], answer.intent_step)
     if len(pieces) == 3:
         print(f"(the code came in 3 tokens {pieces}: the intent letter is token 3)")
-    group, letter = answer.code[0], answer.code[2]
+    group, letter = split_code(answer.code)
     print()
     print_distribution(f"P(group), over the {len(built.group_letters)} group letters", answer.group_step,
                        lambda g: f"{g} {built.group_names[g]}")

@@ -15,6 +15,7 @@ import re
 from collections.abc import Callable
 
 from decision import STATUSES
+from labels import split_code
 
 CODE = re.compile(r"[A-Z]-[A-Z]")
 SHA256 = re.compile(r"[0-9a-f]{64}")
@@ -153,7 +154,7 @@ def check_record(record: dict, where: str) -> None:
     code, gold = record["code"], record["gold_code"]
     if record["correct"] != (answered and code == gold):
         raise bad("correct", f"is {record['correct']!r}, but the code is {code!r} and the right one {gold!r}")
-    if record["right_group"] != (answered and code[0] == gold[0]):
+    if record["right_group"] != (answered and split_code(code)[0] == split_code(gold)[0]):
         raise bad("right_group", f"is {record['right_group']!r}, but the code is {code!r} and the right one {gold!r}")
     if not answered:
         if record["confidence"] != 0.0:
@@ -162,6 +163,6 @@ def check_record(record: dict, where: str) -> None:
     product = record["p_group"] * record["p_intent_given_group"]
     if abs(record["confidence"] - product) > TOLERANCE:
         raise bad("confidence", f"is {record['confidence']!r}, not p_group x p_intent_given_group = {product!r}")
-    for name, letter in (("group_distribution", code[0]), ("intent_distribution", code[2])):
+    for name, letter in zip(("group_distribution", "intent_distribution"), split_code(code)):
         if letter not in record[name]:
             raise bad(name, f"has no letter {letter!r} of the code {code}")

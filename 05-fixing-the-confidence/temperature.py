@@ -24,6 +24,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # puts the post folders on sys.path
 from ece import N_BINS, ece, outcomes, reliability_bins
+from labels import split_code
 from plot import add_plot_arguments, has_display, png_path, pyplot, reliability_figure, save_figure
 from saved_answers import add_results_arguments, load_fit_and_report
 
@@ -119,7 +120,7 @@ def step_examples(records: list[dict], step: str) -> tuple[list[StepExample], in
     for record in records:
         if record["status"] != "ok" or (step == "intent" and not record["right_group"]):
             continue
-        group_letter, intent_letter = record["gold_code"].split("-")
+        group_letter, intent_letter = split_code(record["gold_code"])
         example = StepExample(record[f"{step}_distribution"], group_letter if step == "group" else intent_letter)
         if example.distribution.get(example.right_letter, 0.0) > 0:
             examples.append(example)
@@ -196,7 +197,7 @@ def scaled_confidence(record: dict, t_group: float, t_intent: float) -> float:
     """
     if record["status"] != "ok":
         return 0.0
-    group_letter, intent_letter = record["code"].split("-")
+    group_letter, intent_letter = split_code(record["code"])
     return (scale(record["group_distribution"], t_group)[group_letter]
             * scale(record["intent_distribution"], t_intent)[intent_letter])
 
@@ -217,8 +218,8 @@ def step_honesty(records: list[dict], step: str, temperature: float) -> tuple[in
     if not rows:
         return 0, 0.0, 0.0
     position = 0 if step == "group" else 1
-    right = sum(r["code"].split("-")[position] == r["gold_code"].split("-")[position] for r in rows)
-    mean_p = sum(scale(r[f"{step}_distribution"], temperature)[r["code"].split("-")[position]] for r in rows)
+    right = sum(split_code(r["code"])[position] == split_code(r["gold_code"])[position] for r in rows)
+    mean_p = sum(scale(r[f"{step}_distribution"], temperature)[split_code(r["code"])[position]] for r in rows)
     return len(rows), right / len(rows), mean_p / len(rows)
 
 

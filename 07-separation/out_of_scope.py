@@ -34,6 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # puts the post folders on sys.path
 from ece import check_inputs
 from isotonic import confidence_variants
+from labels import split_code
 from registry import dataset_named
 from separation import SingleClassError, SweepPoint, auroc, percent, sweep
 from saved_answers import add_results_arguments, load_fit_and_report
@@ -117,7 +118,7 @@ def detectors(records: list[dict], variants: dict[str, list[float]], codes: froz
     in-scope one and the rest keep the order of their confidence. Raises
     ValueError when the codes do not share one group letter.
     """
-    letters = {code.split("-")[0] for code in codes}
+    letters = {split_code(code)[0] for code in codes}
     if len(letters) != 1:
         raise ValueError(f"out-of-scope codes {sorted(codes)} must share one group letter")
     (letter,) = letters

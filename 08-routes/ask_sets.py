@@ -45,6 +45,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # puts the post folders on sys.path
 from guarantee import LEVEL, Interval, check_probability, clopper_pearson, number_argument
+from labels import split_code
 from out_of_scope import out_of_scope_codes
 from separation import percent
 from saved_answers import add_results_arguments, load_fit_and_report
@@ -73,7 +74,7 @@ def code_probability(record: dict, code: str) -> float:
         return 1.0
     group, letter = code.split("-")
     p_group = record["group_distribution"].get(group, 0.0)
-    if group != record["code"].split("-")[0]:
+    if group != split_code(record["code"])[0]:
         return p_group
     return p_group * record["intent_distribution"].get(letter, 0.0)
 
@@ -160,7 +161,7 @@ def groups_of(records: list[dict]) -> Groups:
         if record["status"] != "ok":
             continue
         offered.update(record["group_distribution"])
-        group, letters = record["code"].split("-")[0], tuple(sorted(record["intent_distribution"]))
+        group, letters = split_code(record["code"])[0], tuple(sorted(record["intent_distribution"]))
         if groups.setdefault(group, letters) != letters:
             raise ValueError(f"answers of group {group} were scored over different letters ({''.join(groups[group])} "
                              f"and {''.join(letters)}): the records come from different label sets")

@@ -53,6 +53,7 @@ from ece import check_inputs, outcomes
 from guarantee import (DELTA, LEVEL, Certification, Interval, add_delta_argument, clopper_pearson, confidence_percent,
                        lower_bound, number_argument)
 from isotonic import fit_isotonic
+from labels import split_code
 from out_of_scope import code_list, out_of_scope_codes
 from separation import SweepPoint, accuracy_coverage, certified_coverage, percent, sweep
 from saved_answers import Loaded, add_results_arguments, load_fit_and_report, read_split
@@ -118,7 +119,7 @@ def top_two(record: dict) -> tuple[str, ...]:
     that group alone. So when the group is wrong, the right intent is never
     among the two. A group with a single intent gives one code.
     """
-    group, letter = record["code"].split("-")
+    group, letter = split_code(record["code"])
     distribution = record["intent_distribution"]
     others = sorted((x for x in distribution if x != letter), key=lambda x: (-distribution[x], x))
     return (record["code"], *(f"{group}-{x}" for x in others[:1]))

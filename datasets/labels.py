@@ -89,6 +89,17 @@ class LabelSet:
         raise KeyError(f"no group with letter {letter!r}")
 
 
+def split_code(code: str) -> tuple[str, str]:
+    """A code's two letters: "C-F" -> ("C", "F"), the group letter and the intent letter.
+
+    The one place a code string is taken apart. Raises ValueError for
+    anything that is not a capital letter, a hyphen and a capital letter.
+    """
+    if not (isinstance(code, str) and len(code) == 3 and code[1] == "-" and code[0] in LETTERS and code[2] in LETTERS):
+        raise ValueError(f"{code!r} is not a code such as 'C-F' (group letter, hyphen, intent letter)")
+    return code[0], code[2]
+
+
 def _letter_error(letter, seen: set, what: str) -> str | None:
     if not (isinstance(letter, str) and len(letter) == 1 and letter in LETTERS):
         return f"{what} letter {letter!r} is not a single capital letter A-Z"

@@ -203,3 +203,11 @@ def test_spread_by_hand_with_uneven_intents():
     c1, c2, d1, d2 = (Message(f"y-{i}", "t", intent) for i, intent in enumerate("ccdd"))
     assert spread([c1, c2, d1, d2]) == [c1, d1, c2, d2]          # equal sizes: round-robin
     assert spread([]) == []
+
+
+def test_a_code_is_taken_apart_in_one_place_and_only_a_real_code_is_accepted():
+    from labels import split_code
+    assert split_code("C-F") == ("C", "F") and split_code("K-A") == ("K", "A")
+    for bad in ("CF", "C-", "c-f", "C-FF", "C_F", None, 7):
+        with pytest.raises(ValueError, match="is not a code such as 'C-F'"):
+            split_code(bad)
