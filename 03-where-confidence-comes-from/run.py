@@ -4,6 +4,7 @@
     python3 03-where-confidence-comes-from/run.py                         # the 3,080 test messages
     python3 03-where-confidence-comes-from/run.py --limit 100 --spread    # 100 test messages over all intents
     python3 03-where-confidence-comes-from/run.py --dataset clinc150 --split calib   # 850 messages
+    python3 03-where-confidence-comes-from/run.py --shortlist 5           # choose among the retriever's top 5
 
 Writes 03-where-confidence-comes-from/results/<dataset>-<split>.jsonl: one
 JSON object per message (fields in README.md). Ctrl-C keeps the finished lines; the same command resumes. At the
@@ -20,6 +21,14 @@ own, the same command asks it again, and three in a row stop the run. Before
 the first message a probe (00-setup/typed_request.py) checks that the server
 can give a confidence at all; if not, the run stops with one line and writes
 nothing.
+
+With --shortlist K, post 01's TF-IDF retriever ranks the intents first, and
+the model may choose only among its top K (CLINC150: plus the out-of-scope
+code, always): the same system prompt (so the same cached prefill), a
+grammar narrowed to those K codes (typed_prompt.shortlisted). The confidence
+keeps its definition: renormalized over the letters that grammar allows at
+each step. The lines get the retriever's candidates and scores ("shortlist":
+[[code, score], ...], best first) and go to <dataset>-shortlistK-<split>.jsonl.
 """
 from __future__ import annotations
 
@@ -33,10 +42,28 @@ from batch import RunStopped, add_split_arguments, base_record, pick_messages, r
 from confidence import answer_fields, letter_tokens, read_answer
 from decision import ask_code
 from llama_http import Client, exit_on_server_errors
-from typed_request import TOP_LOGPROBS, probe, request_settings
 from registry import DATASETS
 from saved_answers import own_results_path
 from summary import print_summary
+from typed_prompt import BuiltPrompt, shortlisted
+from typed_request import TOP_LOGPROBS, probe, request_settings
+
+
+def shortlist_of(ranking: list[tuple[str, float]], built: BuiltPrompt, k: int,
+                 always: frozenset[str] = frozenset()) -> list[tuple[str, float]]:
+    """The K best (code, retriever score) pairs of a ranking of intents, plus the codes in `always`.
+
+    ranking: (intent name, score) pairs, best first (neighbours.Retriever.rank).
+    always: codes that every shortlist holds (CLINC150's out-of-scope code),
+    added with their own score at the end when not among the K. Raises
+    ValueError for K below 1.
+    """
+    if k < 1:
+        raise ValueError(f"a shortlist needs at least one code, not {k}")
+    score = {built.by_intent[intent].code: value for intent, value in ranking}
+    codes = [built.by_intent[intent].code for intent, _ in ranking[:k]]
+    codes += sorted(always - set(codes))
+    return [(code, score.get(code, 0.0)) for code in codes]
 
 
 
@@ -48,13 +75,21 @@ def main() -> int:
                         help=f"candidates per token (default: {TOP_LOGPROBS})")
     parser.add_argument("--out", type=Path,
                         help="results file (default: 03-where-confidence-comes-from/results/<dataset>-<split>.jsonl)")
+    parser.add_argument("--shortlist", type=int, metavar="K",
+                        help="let the model choose only among the K intents that post 01's retriever ranks first")
     args = parser.parse_args()
     if args.top_logprobs < 1:
         parser.error("--top-logprobs must be 1 or more: confidence is read from the candidates")
+    if args.shortlist is not None and args.shortlist < 1:
+        parser.error("--shortlist must be 1 or more")
 
-    out = args.out or own_results_path(args.dataset, args.split)
-    messages = pick_messages(DATASETS[args.dataset].load_split(args.split), args, parser)
-    built = DATASETS[args.dataset].load_prompt()
+    dataset = DATASETS[args.dataset]
+    variant = f"shortlist{args.shortlist}" if args.shortlist else ""
+    out = args.out or own_results_path(args.dataset, args.split, variant)
+    messages = pick_messages(dataset.load_split(args.split), args, parser)
+    built = dataset.load_prompt()
+    retriever = dataset.fit_retriever() if args.shortlist else None
+    always = dataset.out_of_scope_codes()
     client = Client()
     model = client.model_info()["model"]
     probe(client, built, args.top_logprobs)
@@ -62,12 +97,21 @@ def main() -> int:
     settings = request_settings(built, True, args.top_logprobs)
 
     def make_record(message):
-        reply, answer = read_answer(ask_code(client, built, message.text, top_logprobs=args.top_logprobs), built, tokens)
-        return {**base_record(message, reply, built, model, settings), **answer_fields(answer)}
+        if retriever is None:
+            reply, answer = read_answer(ask_code(client, built, message.text, top_logprobs=args.top_logprobs),
+                                        built, tokens)
+            return {**base_record(message, reply, built, model, settings), **answer_fields(answer)}
+        shortlist = shortlist_of(retriever.rank(message.text), built, args.shortlist, always)
+        narrowed = shortlisted(built, [code for code, _ in shortlist])
+        reply, answer = read_answer(ask_code(client, narrowed, message.text, top_logprobs=args.top_logprobs),
+                                    narrowed, tokens)
+        return {**base_record(message, reply, built, model, settings), **answer_fields(answer),
+                "shortlist": [[code, round(score, 6)] for code, score in shortlist]}
 
-    what = f"{args.dataset} {args.split} (model {model}, top_logprobs {args.top_logprobs})"
+    what = (f"{args.dataset} {args.split} (model {model}, top_logprobs {args.top_logprobs}"
+            + (f", shortlist of {args.shortlist})" if args.shortlist else ")"))
     records = run_messages(messages, out, make_record, what)
-    print_summary(records, f"{args.dataset} {args.split}")
+    print_summary(records, f"{args.dataset} {args.split}" + (f", shortlist of {args.shortlist}" if args.shortlist else ""))
     return 0
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -42,6 +43,9 @@ def add_results_arguments(parser: argparse.ArgumentParser, fits_on_calib: bool =
     parser.add_argument("--split", choices=SPLITS, default="test", help="which reference split (default: test)")
     parser.add_argument("--results", type=Path, help="a results file of run.py (default: your own complete run "
                         "in 03-where-confidence-comes-from/results/, else the committed reference run)")
+    parser.add_argument("--variant", type=variant_name, default="",
+                        help="answers of another kind of run: shortlistK (run.py --shortlist K) or combinedK "
+                             "(08-routes/combined.py --shortlist K); default: run.py's plain answers")
     if fits_on_calib:
         add_calib_arguments(parser, dataset)
     else:
@@ -60,15 +64,34 @@ def add_calib_arguments(parser: argparse.ArgumentParser, dataset: str = "banking
                         "else the reference one)")
 
 
-def own_results_path(dataset: str, split: str) -> Path:
-    """Where run.py writes a reader's own run: 03-where-confidence-comes-from/results/<dataset>-<split>.jsonl."""
-    return OWN_RESULTS / f"{dataset}-{split}.jsonl"
+VARIANT = re.compile(r"(shortlist|combined)([1-9][0-9]*)")
 
 
-def run_command(dataset: str, split: str) -> str:
-    """The run.py command that writes the default results file of dataset and split."""
+def variant_name(text: str) -> str:
+    """--variant's value: "" (run.py's plain answers), "shortlistK" or "combinedK"; argparse.ArgumentTypeError otherwise."""
+    if text and not VARIANT.fullmatch(text):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a variant: use shortlistK or combinedK, e.g. shortlist5")
+    return text
+
+
+def own_results_path(dataset: str, split: str, variant: str = "") -> Path:
+    """Where a reader's own answers go: 03-where-confidence-comes-from/results/<dataset>[-<variant>]-<split>.jsonl.
+
+    Every answers file of the series lives there: run.py's plain and
+    shortlist runs, and the combined decisions of post 08 (written in the
+    same format, so that every later post reads them alike).
+    """
+    return OWN_RESULTS / DATASETS[dataset].results_name(split, variant)
+
+
+def run_command(dataset: str, split: str, variant: str = "") -> str:
+    """The command that writes the default answers file of dataset, split and variant."""
     option = "" if dataset == "banking77" else f" --dataset {dataset}"
-    return f"python3 03-where-confidence-comes-from/run.py{option} --split {split}"
+    kind, k = VARIANT.fullmatch(variant).groups() if variant else ("", "")
+    if kind == "combined":
+        return f"python3 08-routes/combined.py{option} --shortlist {k}"
+    shortlist = f" --shortlist {k}" if kind else ""
+    return f"python3 03-where-confidence-comes-from/run.py{option}{shortlist} --split {split}"
 
 
 def count_answers(path: Path) -> int:
@@ -85,7 +108,7 @@ def count_answers(path: Path) -> int:
     return count
 
 
-def default_results(dataset: str, split: str) -> tuple[Path, str]:
+def default_results(dataset: str, split: str, variant: str = "") -> tuple[Path, str]:
     """Which file a script reads when no --results is given, and why (one clause, for describe()).
 
     Your own run (own_results_path) when it holds an answer for every message
@@ -93,7 +116,7 @@ def default_results(dataset: str, split: str) -> tuple[Path, str]:
     run. A partial own run is never mixed with the reference: it is named with
     its count, and the reference is read.
     """
-    own = own_results_path(dataset, split)
+    own = own_results_path(dataset, split, variant)
     shown = relative(own)
     if not own.exists():
         return REFERENCE / own.name, f"the committed reference run; no run of yours at {shown}"
@@ -101,7 +124,7 @@ def default_results(dataset: str, split: str) -> tuple[Path, str]:
     if done >= size:
         return own, f"your own run, all {size:,} messages"
     return REFERENCE / own.name, (f"the committed reference run; yours at {shown} has {done:,} of {size:,} "
-                                  f"messages (finish it with: {run_command(dataset, split)})")
+                                  f"messages (finish it with: {run_command(dataset, split, variant)})")
 
 
 @dataclass(frozen=True)
@@ -120,16 +143,16 @@ class Loaded:
     errors: list[dict]
 
 
-def read_split(split: str, results: Path | None = None, dataset: str = "banking77") -> Loaded:
-    """The results of one split: `results` if given, else default_results() of dataset and split.
+def read_split(split: str, results: Path | None = None, dataset: str = "banking77", variant: str = "") -> Loaded:
+    """The results of one split: `results` if given, else default_results() of dataset, split and variant.
 
     Raises FileNotFoundError naming the run.py command that writes a missing
     file, and ValueError naming file, line and field for a line that is not a
     results record (results_record.check_record), for an id on two lines, and
     for a file without a single answer.
     """
-    command = run_command(dataset, split)
-    path = Path(results) if results else default_results(dataset, split)[0]
+    command = run_command(dataset, split, variant)
+    path = Path(results) if results else default_results(dataset, split, variant)[0]
     if results:
         command += f" --out {path}"
     numbered = numbered_records(path, command)
@@ -160,8 +183,8 @@ def load_fit_and_report(args: argparse.Namespace) -> tuple[Path, list[dict], Pat
     Returns (calib path, calib answers, path, answers) and prints one line
     naming each file, its model and its error lines. Raises as read_split does.
     """
-    calib = read_split("calib", args.calib, args.dataset)
-    report = read_split(args.split, args.results, args.dataset)
+    calib = read_split("calib", args.calib, args.dataset, args.variant)
+    report = read_split(args.split, args.results, args.dataset, args.variant)
     print(f"fit on    {describe(calib.path, calib.records, len(calib.errors))}")
     print(f"report on {describe(report.path, report.records, len(report.errors))}")
     return calib.path, calib.records, report.path, report.records
@@ -184,7 +207,10 @@ def describe(path: Path, records: list[dict], errors: int = 0) -> str:
     why = "given on the command line"
     for dataset in DATASETS:
         for split in SPLITS:
-            default, reason = default_results(dataset, split)
+            name = Path(path).name
+            middle = name[len(dataset) + 1:-len(f"-{split}.jsonl")] if name.startswith(f"{dataset}-") else ""
+            variant = middle if VARIANT.fullmatch(middle) else ""
+            default, reason = default_results(dataset, split, variant)
             if Path(path).resolve() == default.resolve():
                 why = reason
     left_out = f"; {errors} failed requests left out (run.py asks them again)" if errors else ""

@@ -115,7 +115,7 @@ def main() -> int:
     args = parser.parse_args()
     show = has_display() and not args.no_show
     plt = pyplot(show)  # noqa: F841  (selects the backend before any figure is made)
-    loaded = read_split(args.split, args.results, args.dataset)
+    loaded = read_split(args.split, args.results, args.dataset, args.variant)
     records = loaded.records
     confidences, corrects = outcomes(records)
     print(describe(loaded.path, records, len(loaded.errors)))

@@ -353,7 +353,7 @@ def fit_from(calib: list[dict], args: argparse.Namespace, rule: str | None = Non
 
 def thresholds_from(args: argparse.Namespace) -> tuple[Loaded, Calibrator, Thresholds]:
     """Load the calib file named by the arguments (--dataset, --calib) and fit_from its answers (error lines left out)."""
-    calib = read_split("calib", args.calib, args.dataset)
+    calib = read_split("calib", args.calib, args.dataset, getattr(args, "variant", ""))
     return (calib, *fit_from(calib.records, args))
 
 

@@ -1,0 +1,137 @@
+"""The combined decision: candidates from a shortlist line, the weighted product, and its fit on calib."""
+import json
+import math
+import random
+
+import numpy as np
+import pytest
+from combined import FLOOR, Candidate, Weights, candidates_of, combine, combined_record, fit_weights
+from scipy.optimize import minimize
+
+
+def line(shortlist, code="A-B", groups=None, intents=None, gold="A-B"):
+    return {"id": "x", "status": "ok", "shortlist": shortlist, "code": code, "gold_code": gold,
+            "group_distribution": groups or {"A": 0.8, "B": 0.2}, "intent_distribution": intents or {"A": 0.25, "B": 0.75},
+            "confidence": 0.6, "intent": "two"}
+
+
+def test_candidates_take_the_model_inside_its_group_and_split_other_groups_the_retrievers_way():
+    record = line([["A-B", 3.0], ["A-A", 1.0], ["B-C", 0.6], ["B-D", 0.4]])
+    got = {c.code: c for c in candidates_of(record)}
+    # model: A-B 0.8 x 0.75 = 0.6, A-A 0.8 x 0.25 = 0.2; group B (never scored by the model) splits
+    # its 0.2 by the retriever: B-C 0.6 / 1.0 -> 0.12, B-D 0.08. Retriever: score / 5.0.
+    assert got["A-B"].model == pytest.approx(0.6) and got["A-A"].model == pytest.approx(0.2)
+    assert got["B-C"].model == pytest.approx(0.12) and got["B-D"].model == pytest.approx(0.08)
+    assert [round(c.retriever, 2) for c in candidates_of(record)] == [0.6, 0.2, 0.12, 0.08]
+
+
+def test_a_failed_answer_leaves_the_decision_to_the_retriever():
+    record = {**line([["A-A", 1.0], ["B-B", 3.0]]), "code": None, "status": "invalid"}
+    assert [c.model for c in candidates_of(record)] == [0.5, 0.5]
+    probabilities = combine(candidates_of(record), Weights(1.0, 1.0))
+    assert probabilities["B-B"] == pytest.approx(0.75)
+
+
+def test_a_line_without_shortlist_is_refused():
+    with pytest.raises(ValueError, match="--shortlist"):
+        candidates_of({"id": "y", "code": "A-A"})
+
+
+def test_combine_by_hand():
+    candidates = [Candidate("A-A", 0.5, 0.2), Candidate("A-B", 0.25, 0.8)]
+    # a = 1, b = 1: 0.5 x 0.2 = 0.1 against 0.25 x 0.8 = 0.2 -> 1/3, 2/3
+    assert combine(candidates, Weights(1, 1)) == pytest.approx({"A-A": 1 / 3, "A-B": 2 / 3})
+    # a = 1, b = 0 is the model alone: 0.5 / 0.75, 0.25 / 0.75
+    assert combine(candidates, Weights(1, 0)) == pytest.approx({"A-A": 2 / 3, "A-B": 1 / 3})
+    # a zero is floored, not fatal: 0 x 0.9 against 1 x 0.1
+    floored = combine([Candidate("A", 0.0, 0.9), Candidate("B", 1.0, 0.1)], Weights(1, 1))
+    assert floored["A"] == pytest.approx(FLOOR * 0.9 / (FLOOR * 0.9 + 0.1))
+
+
+def synthetic(n, a, b, seed):
+    """Messages of 5 candidates whose right code is drawn with P proportional to model^a x retriever^b."""
+    rng = random.Random(seed)
+    examples = []
+    for _ in range(n):
+        model = [rng.random() for _ in range(5)]
+        retriever = [rng.random() for _ in range(5)]
+        candidates = [Candidate(f"C{i}", m / sum(model), r / sum(retriever)) for i, (m, r) in enumerate(zip(model, retriever))]
+        weights = combine(candidates, Weights(a, b))
+        right = rng.choices(list(weights), weights=list(weights.values()))[0]
+        examples.append((candidates, right))
+    return examples
+
+
+def test_the_fit_recovers_the_weights_that_drew_the_data():
+    fitted = fit_weights(synthetic(4000, 2.0, 0.5, seed=3))
+    assert fitted.model == pytest.approx(2.0, abs=0.2) and fitted.retriever == pytest.approx(0.5, abs=0.15)
+    assert fitted.fitted_on == 4000
+
+
+def test_the_fit_is_the_maximum_scipy_finds():
+    examples = synthetic(300, 1.5, 1.0, seed=5)
+
+    def negative(w):
+        total = 0.0
+        for candidates, right in examples:
+            p = combine(candidates, Weights(*w))
+            total -= math.log(p[right])
+        return total
+
+    best = minimize(negative, x0=np.array([0.0, 0.0]), method="BFGS", options={"gtol": 1e-10})
+    fitted = fit_weights(examples)
+    assert [fitted.model, fitted.retriever] == pytest.approx(list(best.x), abs=1e-4)
+    assert fitted.log_likelihood == pytest.approx(-best.fun, abs=1e-6)
+
+
+def test_messages_whose_right_code_is_not_on_the_shortlist_stay_out_of_the_fit():
+    examples = synthetic(50, 1.0, 1.0, seed=8) + [([Candidate("X", 0.5, 0.5), Candidate("Y", 0.5, 0.5)], "Z")]
+    assert fit_weights(examples).fitted_on == 50
+    with pytest.raises(ValueError, match="nothing to fit"):
+        fit_weights([([Candidate("X", 0.5, 0.5)], "Z")])
+
+
+def test_features_that_never_vary_cannot_be_fitted():
+    same = [([Candidate("X", 0.5, 0.5), Candidate("Y", 0.5, 0.5)], "X")] * 10
+    with pytest.raises(ValueError, match="do not vary"):
+        fit_weights(same)
+
+
+def test_a_combined_line_keeps_post_03s_fields_with_the_combined_decision():
+    record = line([["A-B", 1.0], ["A-A", 3.0]], gold="A-A")
+    # model: A-B 0.8 x 0.75 = 0.6, A-A 0.8 x 0.25 = 0.2; retriever 0.25, 0.75;
+    # a = b = 1: 0.15 against 0.15 -> tie, broken for the model's own answer A-B
+    tied = combined_record(record, Weights(1, 1), {"A-A": "one", "A-B": "two"})
+    assert tied["code"] == "A-B" and tied["confidence"] == pytest.approx(0.5)
+    # the retriever alone picks A-A, which is right
+    alone = combined_record(record, Weights(0, 1), {"A-A": "one", "A-B": "two"})
+    assert alone["code"] == "A-A" and alone["intent"] == "one" and alone["correct"]
+    assert alone["confidence"] == pytest.approx(alone["p_group"] * alone["p_intent_given_group"])
+    assert alone["model_code"] == "A-B" and alone["model_confidence"] == 0.6
+    assert sum(alone["group_distribution"].values()) == pytest.approx(1.0)
+
+
+def test_combined_py_fits_on_calib_writes_both_splits_and_later_posts_read_them(tmp_path, monkeypatch, capsys):
+    import combined
+    import saved_answers
+    from result_lines import result_line
+
+    # Shortlist lines (as many as the splits hold, so they count as complete runs): the right code A-B is
+    # on every shortlist of 2 with A-C; the model picks it when the line's number is even, the retriever
+    # ranks it first when the number is a multiple of 3.
+    def shortlist_line(number, split):
+        line = result_line(number, right=number % 2 == 0, confidence=0.6)
+        first, second = ("A-B", "A-C") if number % 3 == 0 else ("A-C", "A-B")
+        return {**line, "id": f"{split}-{number}", "shortlist": [[first, 2.0], [second, 1.0]]}
+
+    monkeypatch.setattr(saved_answers, "OWN_RESULTS", tmp_path)
+    for split in ("calib", "test"):
+        lines = [shortlist_line(n, split) for n in range(770 if split == "calib" else 3080)]
+        (tmp_path / f"banking77-shortlist2-{split}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
+    monkeypatch.setattr("sys.argv", ["combined.py", "--shortlist", "2"])
+    assert combined.main() == 0
+    out = capsys.readouterr().out
+    assert "weights fitted on the 770 calib answers" in out and "right code on the shortlist" in out
+    test = saved_answers.read_split("test", None, "banking77", "combined2")   # checked whole on reading
+    assert test.path == tmp_path / "banking77-combined2-test.jsonl" and len(test.records) == 3080
+    assert all(r["confidence"] == pytest.approx(r["p_group"] * r["p_intent_given_group"]) for r in test.records)
