@@ -45,26 +45,8 @@ from llama_http import Client, exit_on_server_errors
 from registry import DATASETS
 from saved_answers import own_results_path
 from summary import print_summary
-from typed_prompt import BuiltPrompt, shortlisted
+from typed_prompt import shortlist_of, shortlisted
 from typed_request import TOP_LOGPROBS, probe, request_settings
-
-
-def shortlist_of(ranking: list[tuple[str, float]], built: BuiltPrompt, k: int,
-                 always: frozenset[str] = frozenset()) -> list[tuple[str, float]]:
-    """The K best (code, retriever score) pairs of a ranking of intents, plus the codes in `always`.
-
-    ranking: (intent name, score) pairs, best first (neighbours.Retriever.rank).
-    always: codes that every shortlist holds (CLINC150's out-of-scope code),
-    added with their own score at the end when not among the K. Raises
-    ValueError for K below 1.
-    """
-    if k < 1:
-        raise ValueError(f"a shortlist needs at least one code, not {k}")
-    score = {built.by_intent[intent].code: value for intent, value in ranking}
-    codes = [built.by_intent[intent].code for intent, _ in ranking[:k]]
-    codes += sorted(always - set(codes))
-    return [(code, score.get(code, 0.0)) for code in codes]
-
 
 
 def main() -> int:

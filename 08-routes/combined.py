@@ -49,6 +49,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # puts the post folders on sys.path
+from labels import split_code
 from registry import DATASETS
 from results_file import replace_lines
 from saved_answers import add_dataset_argument, describe, own_results_path, read_split, relative
@@ -101,13 +102,14 @@ def candidates_of(record: dict) -> list[Candidate]:
     retriever = {code: (score / total if total > 0 else 1 / len(shortlist)) for code, score in shortlist}
     if record.get("code") is None:
         return [Candidate(code, 1 / len(shortlist), retriever[code]) for code, _ in shortlist]
-    chosen_group = record["code"][0]
+    chosen_group = split_code(record["code"])[0]
     group_score: dict[str, float] = {}
     for code, _ in shortlist:
-        group_score[code[0]] = group_score.get(code[0], 0.0) + retriever[code]
+        group = split_code(code)[0]
+        group_score[group] = group_score.get(group, 0.0) + retriever[code]
     candidates = []
     for code, _ in shortlist:
-        group, letter = code[0], code[2]
+        group, letter = split_code(code)
         p_group = record["group_distribution"].get(group, 0.0)
         if group == chosen_group:
             p_intent = record["intent_distribution"].get(letter, 0.0)
@@ -208,17 +210,17 @@ def combined_record(record: dict, weights: Weights, intent_of: dict[str, str]) -
         return record
     probabilities = combine(candidates_of(record), weights)
     code = max(probabilities, key=lambda c: (probabilities[c], c == record.get("code")))
-    group = code[0]
+    group = split_code(code)[0]
     groups: dict[str, float] = {}
     for candidate, p in probabilities.items():
-        groups[candidate[0]] = groups.get(candidate[0], 0.0) + p
-    intents = {c[2]: p / groups[group] for c, p in probabilities.items() if c[0] == group}
-    gold = record["gold_code"]
+        groups[split_code(candidate)[0]] = groups.get(split_code(candidate)[0], 0.0) + p
+    intents = {split_code(c)[1]: p / groups[group] for c, p in probabilities.items() if split_code(c)[0] == group}
+    gold = record.get("gold_code")  # a live message (route.py) has none
     return {
         **record,
         "status": "ok", "code": code, "intent": intent_of[code],
-        "correct": code == gold, "right_group": group == gold[0],
-        "confidence": probabilities[code], "p_group": groups[group], "p_intent_given_group": intents[code[2]],
+        "correct": code == gold, "right_group": gold is not None and group == split_code(gold)[0],
+        "confidence": probabilities[code], "p_group": groups[group], "p_intent_given_group": intents[split_code(code)[1]],
         "group_distribution": groups, "intent_distribution": intents,
         "model_code": record.get("code"), "model_confidence": record.get("confidence"),
         "combined_weights": [weights.model, weights.retriever],

@@ -25,21 +25,23 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # puts the post folders on sys.path
-from labels import Intent
+from ask_sets import ConformalFit, Groups, alpha_value, fit_conformal, label_groups, prediction_set, set_route
+from combined import Weights, combined_record
 from confidence import answer_fields, letter_tokens, read_answer
 from customer_messages import ROUTED
 from decision import CodeReply, ask_code
+from guarantee import confidence_percent
+from labels import Intent
 from llama_http import Client, exit_on_server_errors
 from registry import DATASETS
-from typed_prompt import BuiltPrompt
-from ask_sets import ConformalFit, Groups, alpha_value, fit_conformal, label_groups, prediction_set, set_route
-from guarantee import confidence_percent
-from typed_request import TOP_LOGPROBS, probe
 from routes import Calibrator, Thresholds, add_threshold_arguments, route_of, thresholds_from, top_two
 from saved_answers import add_calib_arguments
+from typed_prompt import BuiltPrompt, shortlist_of, shortlisted
+from typed_request import TOP_LOGPROBS, probe
 
 
 def plain_words(intent: Intent) -> str:
@@ -158,7 +160,13 @@ def main() -> int:
     add_threshold_arguments(parser)
     parser.add_argument("--alpha", type=alpha_value,
                         help="also print the conformal ask set at this miss rate, in (0, 1) (ask_sets.py)")
+    parser.add_argument("--shortlist", type=int, metavar="K",
+                        help="the combined decision: the model chooses among the retriever's top K, weighed with the "
+                             "retriever as combined.py fitted it; calibration and thresholds from the combinedK calib file")
     args = parser.parse_args()
+    if args.shortlist is not None and args.shortlist < 1:
+        parser.error("--shortlist must be 1 or more")
+    args.variant = f"combined{args.shortlist}" if args.shortlist else ""
     if any(not message.strip() for message in args.messages):
         parser.error("a message is empty: give the text of a customer message")
 
@@ -177,11 +185,40 @@ def main() -> int:
     if calib_models != [info["model"]]:
         print(f"note: the server runs {info['model']}, but the calibration and thresholds come from another model's "
               "answers: they do not carry over, so take the route as a demonstration only")
+    decide = shortlist_decision(args, built, calib.records, client, tokens) if args.shortlist else None
     for message in args.messages or ROUTED:
         print()
-        reply, answer = read_answer(ask_code(client, built, message, top_logprobs=TOP_LOGPROBS), built, tokens)
-        print_route(message, record_of(reply, answer), built, calibrate, thresholds, conformal)
+        if decide is None:
+            reply, answer = read_answer(ask_code(client, built, message, top_logprobs=TOP_LOGPROBS), built, tokens)
+            record = record_of(reply, answer)
+        else:
+            record = decide(message)
+        print_route(message, record, built, calibrate, thresholds, conformal)
     return 0
+
+
+def shortlist_decision(args, built: BuiltPrompt, calib: list[dict], client: Client, tokens) -> Callable[[str], dict]:
+    """message -> the record of its combined decision (combined.py): the model asked among the retriever's
+    top --shortlist codes, weighed with the retriever by the weights stored in the combined calib file.
+
+    Prints the weights. Raises ValueError when the calib file carries no weights (not a combined file).
+    """
+    weights = {tuple(r["combined_weights"]) for r in calib if "combined_weights" in r}
+    if len(weights) != 1:
+        raise ValueError("the calibration file of --shortlist is not one combined.py wrote: run 08-routes/combined.py")
+    (a, b), = weights
+    print(f"combined decision: shortlist of {args.shortlist}, P(code) proportional to model^{a:.3f} x retriever^{b:.3f}")
+    dataset = DATASETS[args.dataset]
+    retriever = dataset.fit_retriever()
+    intent_of = {code: meaning.intent for code, meaning in built.codes.items()}
+
+    def decide(message: str) -> dict:
+        shortlist = shortlist_of(retriever.rank(message), built, args.shortlist, dataset.out_of_scope_codes())
+        narrowed = shortlisted(built, [code for code, _ in shortlist])
+        reply, answer = read_answer(ask_code(client, narrowed, message, top_logprobs=TOP_LOGPROBS), narrowed, tokens)
+        record = {**record_of(reply, answer), "shortlist": [[code, score] for code, score in shortlist]}
+        return combined_record(record, Weights(a, b), intent_of)
+    return decide
 
 
 if __name__ == "__main__":

@@ -152,6 +152,24 @@ def shortlisted(built: BuiltPrompt, codes: list[str]) -> BuiltPrompt:
                    intent_letters=intent_letters)
 
 
+def shortlist_of(ranking: list[tuple[str, float]], built: BuiltPrompt, k: int,
+                 always: frozenset[str] = frozenset()) -> list[tuple[str, float]]:
+    """The K best (code, retriever score) pairs of a ranking of intents, plus the codes in `always`.
+
+    ranking: (intent name, score) pairs, best first (neighbours.Retriever.rank).
+    always: codes that every shortlist holds (CLINC150's out-of-scope code),
+    added with their own score at the end when not among the K. Raises
+    ValueError for K below 1.
+    """
+    if k < 1:
+        raise ValueError(f"a shortlist needs at least one code, not {k}")
+    score = {built.by_intent[intent].code: value for intent, value in ranking}
+    codes = [built.by_intent[intent].code for intent, _ in ranking[:k]]
+    codes += sorted(always - set(codes))
+    return [(code, score.get(code, 0.0)) for code in codes]
+
+
+
 def load_prompt(examples_per_intent: int = 5, descriptions: bool = True) -> BuiltPrompt:
     """build_prompt() on the shipped BANKING77 label set (datasets/banking77.json)."""
     return build_prompt(load_labels(), examples_per_intent, descriptions)
