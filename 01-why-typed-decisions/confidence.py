@@ -125,15 +125,22 @@ class TypedAnswer:
     missing_letters: int
 
 
-def renormalize(top_logprobs: list[dict], valid: dict[str, int], chosen: str) -> Step:
+def renormalize(top_logprobs: list[dict], valid: dict[str, int], chosen: str | None) -> Step:
     """Renormalize one step's candidates over the valid letters.
 
     top_logprobs: the server's candidates for one token, each a dict with
     'id' (token id), 'token' (text) and 'logprob' (natural log). valid: letter
     -> token id of every letter the grammar allows here. chosen: the letter
-    written. Raises ValueError when chosen is not a valid letter.
+    written, or None when nothing was written (03's readout.py): then the
+    answer is the most probable valid letter, the first in `valid` on a tie
+    (with no valid letter among the candidates, the first letter at 0).
+    Raises ValueError when chosen is not a valid letter.
+
+    This is also a softmax over only the letters' logits: a logprob is the
+    logit minus one constant (the log of the sum over the vocabulary), which
+    cancels in exp(logprob) / sum of exp(logprob).
     """
-    if chosen not in valid:
+    if chosen is not None and chosen not in valid:
         raise ValueError(f"the chosen letter {chosen!r} is not one of the valid letters {''.join(valid)}")
     raw_by_id = {}
     for candidate in top_logprobs:
@@ -142,6 +149,8 @@ def renormalize(top_logprobs: list[dict], valid: dict[str, int], chosen: str) ->
     raw = {letter: raw_by_id.get(token_id, 0.0) for letter, token_id in valid.items()}
     total = sum(raw.values())
     distribution = {letter: (p / total if total > 0 else 0.0) for letter, p in raw.items()}
+    if chosen is None:
+        chosen = max(distribution, key=distribution.get)  # max keeps the first of equal values
     candidates = tuple((c["token"], c["logprob"]) for c in top_logprobs)
     return Step(
         chosen=chosen,

@@ -1,7 +1,8 @@
-"""The resumable JSONL results file: finished lines survive, a cut line is dropped."""
+"""The resumable JSONL results file: finished lines survive, a cut line is dropped, another run is not mixed in."""
 import json
 
 import pytest
+from batch import check_resumable
 from results_file import ResultsFile, read_results
 
 
@@ -41,3 +42,14 @@ def test_an_empty_file_has_nothing_done(tmp_path):
 def test_a_missing_results_file_names_the_command_that_writes_it(tmp_path):
     with pytest.raises(FileNotFoundError, match="run.py --split test"):
         read_results(tmp_path / "nope.jsonl", "python3 03-where-confidence-comes-from/run.py --split test")
+
+
+def test_resuming_a_file_of_another_model_or_prompt_is_refused_by_name(tmp_path):
+    path = tmp_path / "run.jsonl"
+    check_resumable(path, model="m1")  # no file yet: nothing to mix
+    with ResultsFile(path) as results:
+        results.append({"id": "a", "model": "m1", "prompt_sha256": "abc"})
+        results.append({"id": "b", "model": "m2", "prompt_sha256": "abc"})
+    check_resumable(path, prompt_sha256="abc")
+    with pytest.raises(ValueError, match=r"run.jsonl holds answers with model m2, not m1; move it away"):
+        check_resumable(path, model="m1", prompt_sha256="abc")
