@@ -11,7 +11,7 @@ paragraph and the last line differ), and measures each fix in turn:
 1. asked nicely: the reply goes straight into json.loads;
 2. the brace-cutting regex: the first {...} of each of those replies is cut
    out and parsed (a nested object breaks it: shown);
-3. a firm instruction: one more sentence, "only the JSON object";
+3. a firm instruction: one more sentence, "the JSON object and nothing else";
 4. a JSON Schema in response_format: llama-server turns it into a grammar,
    and the label is an enum of the 77 intent names, so nothing else can be
    written;
@@ -65,8 +65,9 @@ code, then the name of the intent and what it covers: the name is what you \
 give back."""
 NICE_CLOSING = (f'Reply with a JSON object with two fields: "{LABEL}", the name of the intent as written in '
                 f'the list (for example "card_arrival"), and "{CONFIDENCE}", a number from 0 to 1.')
-FIRM_LINE = "Respond with only the JSON object. Do not add any other text, explanation or code fences."
-RETRY_REQUEST = "That reply was rejected: {error}. Reply again with only the JSON object."
+FIRM_LINE = ("Your whole reply must be that JSON object and nothing else: no sentence before or after it, "
+             "no Markdown, no code block.")
+RETRY_REQUEST = "Your reply could not be used: {error}. Send the JSON object again, alone."
 # A reply the brace-cutting regex gets wrong: the non-greedy {.*?} stops at the first closing brace.
 BREAKS_THE_REGEX = '{"intent": "card_arrival", "details": {"ordered": "two weeks ago"}, "confidence": 0.9}'
 FIRST_OBJECT = re.compile(r"\{.*?\}", re.S)

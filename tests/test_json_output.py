@@ -97,7 +97,7 @@ def test_the_json_prompt_has_the_code_prompts_list_and_the_firm_one_differs_only
     body = code.split("\n")[2:-1]  # the list: after the first paragraph and its blank line, before the last line
     assert nice.split("\n")[2:-1] == body and firm.split("\n")[2:-1] == body
     assert nice.split("\n")[:-1] == firm.split("\n")[:-1] and nice != firm
-    assert firm.endswith("Do not add any other text, explanation or code fences.")
+    assert firm.endswith("no Markdown, no code block.")
 
 
 def test_a_retry_sends_the_reply_back_with_the_reason():
@@ -107,7 +107,7 @@ def test_a_retry_sends_the_reply_back_with_the_reason():
     assert sent[2] == {"role": "assistant", "content": "not json"}
     assert sent[3] == {"role": "user", "content": RETRY_REQUEST.format(
         error="it is not valid JSON (Expecting value at position 0)")}
-    assert "That reply was rejected: it is not valid JSON" in sent[3]["content"]
+    assert sent[3]["content"].startswith("Your reply could not be used: it is not valid JSON (Expecting value")
 
 
 def test_a_first_reply_that_passes_is_not_sent_again():
@@ -119,17 +119,33 @@ def test_a_first_reply_that_passes_is_not_sent_again():
         ask_with_retry(nowhere, [], NAMES, first=Exchange("not json", tokens=3, wall_ms=100.0))
 
 
-def test_a_reply_that_fails_goes_back_once_to_the_real_server(client):
+class RecordingClient(Client):
+    """A real client that also keeps the messages of every chat request it sends."""
+
+    def __init__(self, url):
+        super().__init__(url)
+        self.sent = []
+
+    def chat(self, messages, **settings):
+        self.sent.append(messages)
+        return super().chat(messages, **settings)
+
+
+def test_a_reply_that_fails_goes_back_once_to_the_real_server_with_the_reason(client):
     # A small prompt, so the test server processes little; the first reply is made up and fails validation.
     names = ["card_arrival", "card_linking"]
     messages = [{"role": "system", "content": 'Reply with a JSON object: "intent" (card_arrival or card_linking) and '
                                               '"confidence" (a number from 0 to 1).'},
                 {"role": "user", "content": "My card has not come yet."}]
     first = Exchange('{"intent": "cards", "confidence": 0.9}', tokens=12, wall_ms=50.0)
-    answer = ask_with_retry(client, messages, names, first=first, max_tokens=60)
+    recording = RecordingClient(client.url)
+    answer = ask_with_retry(recording, messages, names, first=first, max_tokens=60)
+    reason = "\"intent\" must be one of the intent names in the list, and 'cards' is not one"
+    assert recording.sent == [retry_messages(messages, first.content, reason)]  # one request: the retry
     assert answer.exchange.attempts == 2
     assert answer.exchange.tokens > first.tokens and answer.exchange.wall_ms > first.wall_ms
-    assert answer.exchange.content != first.content  # the second reply, whatever the model made of the reason
+    # What the model made of the reason is its business; the answer is judged on the second reply.
+    assert answer == judge(answer.exchange, names)
 
 
 def test_json_output_prints_every_way_next_to_the_code_and_both_confidences(client, run_script):
