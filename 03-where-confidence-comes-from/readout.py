@@ -24,8 +24,8 @@ tokens, top_logprobs), and the two answers and confidences are compared.
 Writes two results files in run.py's format, one line per message, resumable
 (Ctrl-C keeps the finished lines):
 03-where-confidence-comes-from/results/readout-banking77-calib.jsonl (the
-readout's answer and confidence) and grammar-banking77-calib.jsonl (run.py's
-line for the same message), so summary.py --results reads either.
+readout's answer and confidence) and readout-banking77-calib-grammar.jsonl
+(run.py's line for the same message), so summary.py --results reads either.
 """
 from __future__ import annotations
 
@@ -158,17 +158,15 @@ def main() -> int:
     parser.add_argument("--n-probs", type=int, default=TOP_LOGPROBS,
                         help=f"candidates per step for both routes (default: {TOP_LOGPROBS}, as run.py)")
     parser.add_argument("--out", type=Path, help="the readout's results file (default: 03-where-confidence-comes-from/"
-                                                 "results/readout-banking77-calib.jsonl; the grammar's goes next to "
-                                                 "it, named grammar-...)")
+                                                 "results/readout-banking77-calib.jsonl; the grammar route's goes next "
+                                                 "to it, its name ending in -grammar.jsonl)")
     args = parser.parse_args()
     if args.limit < 1:
         parser.error("--limit must be 1 or more")
     if args.n_probs < 1:
         parser.error("--n-probs must be 1 or more: the readout reads the candidates")
     out = args.out or results_folder(__file__) / "readout-banking77-calib.jsonl"
-    if not out.name.startswith("readout-"):
-        parser.error("--out must be a file name that starts with readout- (the grammar's file is named after it)")
-    grammar_out = out.with_name("grammar-" + out.name.removeprefix("readout-"))
+    grammar_out = out.with_name(f"{out.stem}-grammar{out.suffix}")
     messages = load_split("calib")[: args.limit]
     built = load_prompt()
     client = Client()
