@@ -212,9 +212,10 @@ def main() -> int:
     for k in range(args.permutations):
         built = build_prompt(reordered(labels, k))
         out = folder / f"letter-order-banking77-calib-order{k}.jsonl"
-        records = ask_in_order(client, built, messages, out, info["model"], f"order {k}, {order_name(k)}")
+        by_id = {r["id"]: r for r in ask_in_order(client, built, messages, out, info["model"],
+                                                  f"order {k}, {order_name(k)}")}
         prompts.append(built)
-        answers.append(records)
+        answers.append([by_id[m.id] for m in messages])  # the messages' order, whatever the file's
 
     n = len(messages)
     picked = [[r["intent"] for r in records] for records in answers]
