@@ -148,20 +148,27 @@ class TypedAnswer:
     flagged_logprobs: int = 0
 
 
-def renormalize(top_logprobs: list[dict], valid: dict[str, int], chosen: str,
+def renormalize(top_logprobs: list[dict], valid: dict[str, int], chosen: str | None,
                 pieces: dict[str, str] | None = None) -> Step:
     """Renormalize one step's candidates over the valid letters.
 
     top_logprobs: the server's candidates for one token, each a dict with
     'id' (token id; else 'bytes'), 'token' (text) and 'logprob' (natural log).
     valid: letter -> token id of every letter the grammar allows here.
-    chosen: the letter written. pieces: letter -> the token's text, to match
-    candidates that carry bytes but no id (default: the letter itself).
-    A null, -inf or <= -1e30 logprob counts as probability 0 (Step.flagged).
+    chosen: the letter written, or None when nothing was written (03's
+    readout.py): then the answer is the most probable valid letter, the first
+    in `valid` on a tie (with no valid letter among the candidates, the first
+    letter at 0). pieces: letter -> the token's text, to match candidates that
+    carry bytes but no id (default: the letter itself). A null, -inf or
+    <= -1e30 logprob counts as probability 0 (Step.flagged).
     Raises ValueError when chosen is not a valid letter, and ServerUnfit for a
     logprob above 0 or NaN, or a candidate with neither id nor bytes.
+
+    This is also a softmax over only the letters' logits: a logprob is the
+    logit minus one constant (the log of the sum over the vocabulary), which
+    cancels in exp(logprob) / sum of exp(logprob).
     """
-    if chosen not in valid:
+    if chosen is not None and chosen not in valid:
         raise ValueError(f"the chosen letter {chosen!r} is not one of the valid letters {''.join(valid)}")
     pieces = pieces or {letter: letter for letter in valid}
     raw, flagged, candidates = {}, 0, []
@@ -177,6 +184,8 @@ def renormalize(top_logprobs: list[dict], valid: dict[str, int], chosen: str,
                 raw[letter] = 0.0 if unusable else math.exp(value)
     total = sum(raw.values())
     distribution = {letter: (raw.get(letter, 0.0) / total if total > 0 else 0.0) for letter in valid}
+    if chosen is None:
+        chosen = max(distribution, key=distribution.get)  # max keeps the first of equal values
     return Step(
         chosen=chosen,
         distribution=distribution,

@@ -73,6 +73,23 @@ def base_record(message: Message, reply: CodeReply, built: BuiltPrompt, model: s
     }
 
 
+def check_resumable(out: Path, **expected) -> None:
+    """Raise ValueError when the results file `out` holds lines that differ from `expected` in a field.
+
+    expected: field -> value every line must have, e.g. model=...,
+    prompt_sha256=...: resuming a file written by another model or with
+    another prompt would mix two runs in one file. A missing file passes.
+    """
+    if not Path(out).exists():
+        return
+    with ResultsFile(out) as results:
+        for field, value in expected.items():
+            other = sorted({str(r.get(field)) for r in results.records if r.get(field) != value})
+            if other:
+                raise ValueError(f"{out} holds answers with {field} {', '.join(other)}, not {value}; "
+                                 "move it away to start over")
+
+
 def run_messages(messages: list[Message], out: Path, make_record: Callable[[Message], dict], what: str) -> list[dict]:
     """Write make_record(message) for every message without a final outcome in `out`; return all their records.
 

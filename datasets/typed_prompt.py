@@ -30,6 +30,9 @@ You sort the requests that people say or type to a virtual assistant. Each reque
 exactly one intent from the list below; a request that fits none of them gets K-A (out of \
 scope). Answer with the code of that intent and nothing else: the group letter, a hyphen \
 and the intent letter, for example C-F."""
+# The prompt's last line: the request repeated after the long list, so it is the last thing the model reads.
+CLOSING = "Answer with the code only, for example C-F."
+
 # Examples per intent in the CLINC150 prompt: the one place this is chosen.
 # 151 intents with 3 examples give a system prompt of 7,018 tokens (2: 5,627;
 # measured in datasets/README.md), which leaves room in a 10,240-token context.
@@ -95,13 +98,18 @@ def grammar_of(intent_letters: dict[str, str]) -> str:
 
 
 def build_prompt(labels: LabelSet, examples_per_intent: int = 5, descriptions: bool = True,
-                 instructions: str = INSTRUCTIONS) -> BuiltPrompt:
+                 instructions: str = INSTRUCTIONS, closing: str = CLOSING) -> BuiltPrompt:
     """Build system prompt, grammar and code table from a label set.
 
     examples_per_intent: how many of each intent's examples go into the
     prompt (0 to 5 with the shipped files). descriptions: include the one-line
     descriptions. instructions: the paragraph that opens the prompt (BANKING77's
-    by default). Raises ValueError when examples_per_intent is negative.
+    by default); closing: its last line (CLOSING by default). 02's
+    json_output.py asks for JSON with the same list by changing only these two.
+    The list follows the label set's order, so a LabelSet with the intents in
+    another order and other letters (07's letter_order.py) gets its own prompt
+    and grammar from here too. Raises ValueError when examples_per_intent is
+    negative.
     """
     if examples_per_intent < 0:
         raise ValueError(f"examples_per_intent must be 0 or more, got {examples_per_intent}")
@@ -119,7 +127,7 @@ def build_prompt(labels: LabelSet, examples_per_intent: int = 5, descriptions: b
                 lines.append("  e.g. " + " | ".join(examples))
         lines.append("")
         intent_letters[group.letter] = "".join(intent.letter for intent in group.intents)
-    lines.append("Answer with the code only, for example C-F.")
+    lines.append(closing)
     group_names = {group.letter: group.name for group in labels.groups}
     codes = {intent.code: Meaning(group_names[intent.group], intent.name) for intent in labels.intents}
     intents = {intent.code: intent for intent in labels.intents}

@@ -1,8 +1,9 @@
-"""The resumable JSONL results file: finished lines survive, a cut line is dropped, error lines are asked again."""
+"""The resumable JSONL results file: finished lines survive, a cut line is dropped, error lines are asked again,
+another run is not mixed in."""
 import json
 
 import pytest
-from batch import RunStopped, run_messages
+from batch import RunStopped, check_resumable, run_messages
 from results_file import ResultsFile, read_results
 
 
@@ -123,3 +124,14 @@ def test_errors_that_are_not_in_a_row_do_not_stop_the_run(tmp_path):
     records = run_messages(messages(6), tmp_path / "r.jsonl",
                            lambda message: {"id": message.id, "status": next(statuses), "error": "x"}, "test")
     assert [r["status"] for r in records] == ["error", "error", "ok", "error", "error", "ok"]
+
+
+def test_resuming_a_file_of_another_model_or_prompt_is_refused_by_name(tmp_path):
+    path = tmp_path / "run.jsonl"
+    check_resumable(path, model="m1")  # no file yet: nothing to mix
+    with ResultsFile(path) as results:
+        results.append({"id": "a", "model": "m1", "prompt_sha256": "abc"})
+        results.append({"id": "b", "model": "m2", "prompt_sha256": "abc"})
+    check_resumable(path, prompt_sha256="abc")
+    with pytest.raises(ValueError, match=r"run.jsonl holds answers with model m2, not m1; move it away"):
+        check_resumable(path, model="m1", prompt_sha256="abc")
