@@ -45,12 +45,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # puts the post folders on sys.path
-from banking77 import Message, load_labels, load_split
+from banking77 import load_labels, load_split
 from compare import percent
-from confidence import TOP_LOGPROBS, LetterTokens, answer_of, letter_tokens
-from decision import ask_code, typed_messages
+from confidence import LetterTokens, letter_tokens, read_answer
+from decision import ask_code
+from labels import Message
 from llama_http import Client, exit_on_server_errors
 from typed_prompt import BuiltPrompt, build_prompt
+from typed_request import TOP_LOGPROBS, probe, typed_messages
 
 DEFAULT_LIMIT = 30
 # Room for a chatty reply: an object with an introduction and an explanation around it.
@@ -244,8 +246,7 @@ def ask_with_retry(client: Client, messages: list[dict], names: list[str], first
 
 def code_answer(client: Client, built: BuiltPrompt, tokens: LetterTokens, text: str) -> JsonAnswer:
     """The series' way, as a row of the same table: the GBNF code, its intent and post 03's logprob confidence."""
-    reply = ask_code(client, built, text, top_logprobs=TOP_LOGPROBS)
-    answer = answer_of(reply, built, tokens)
+    reply, answer = read_answer(ask_code(client, built, text, top_logprobs=TOP_LOGPROBS), built, tokens)
     body = reply.response or {}
     timings = body.get("timings", {})
     exchange = Exchange(content=reply.content, tokens=body.get("usage", {}).get("completion_tokens", 0),
@@ -328,6 +329,7 @@ def main() -> int:
     nice, firm, code_prompt = json_prompt(labels), json_prompt(labels, firm=True), build_prompt(labels)
     client = Client()
     info = client.model_info()
+    probe(client, code_prompt)
     tokens = letter_tokens(client)
     print(f"server: {client.url}  model: {info['model']}  build: {info['build']}")
     print(f"{len(messages)} calibration messages ({len(set(gold))} intents), temperature 0, "

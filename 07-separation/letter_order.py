@@ -44,15 +44,17 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # puts the post folders on sys.path
-from banking77 import Group, Intent, LabelSet, LETTERS, load_labels, load_split
+from banking77 import load_labels, load_split
 from batch import base_record, check_resumable, run_messages
-from confidence import TOP_LOGPROBS, answer_fields, answer_of, letter_tokens
-from decision import ask_code, request_settings
+from confidence import answer_fields, letter_tokens, read_answer
+from decision import ask_code
+from labels import LETTERS, Group, Intent, LabelSet
 from ece import ece
 from llama_http import Client, exit_on_server_errors
 from results_file import results_folder
 from separation import SingleClassError, auroc
 from typed_prompt import BuiltPrompt, build_prompt
+from typed_request import TOP_LOGPROBS, probe, request_settings
 
 DEFAULT_LIMIT = 200
 DEFAULT_ORDERS = 4
@@ -170,12 +172,13 @@ def ask_in_order(client: Client, built: BuiltPrompt, messages, out: Path, model:
     another prompt: they would mix two runs or two orders.
     """
     check_resumable(out, model=model, prompt_sha256=built.sha256)
+    probe(client, built)
     tokens = letter_tokens(client)
     settings = request_settings(built, True, TOP_LOGPROBS)
 
     def make_record(message):
-        reply = ask_code(client, built, message.text, top_logprobs=TOP_LOGPROBS)
-        return {**base_record(message, reply, built, model, settings), **answer_fields(answer_of(reply, built, tokens))}
+        reply, answer = read_answer(ask_code(client, built, message.text, top_logprobs=TOP_LOGPROBS), built, tokens)
+        return {**base_record(message, reply, built, model, settings), **answer_fields(answer)}
 
     return run_messages(messages, out, make_record, what)
 

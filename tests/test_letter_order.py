@@ -6,7 +6,8 @@ test server with one message and two orders.
 import re
 
 import pytest
-from banking77 import Group, Intent, LabelSet, load_labels
+from banking77 import load_labels
+from labels import Group, Intent, LabelSet
 from letter_order import (debiased, flip_rate, intent_probabilities, mean_by_intent, order_of, prefill, reordered,
                           scores)
 from typed_prompt import build_prompt, load_prompt

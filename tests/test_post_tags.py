@@ -124,9 +124,14 @@ def test_a_test_file_belongs_to_the_highest_post_it_imports_or_names(source, pos
 
 
 def is_script(source: str) -> bool:
-    """A script a reader runs: it defines main() or uses argparse."""
-    defines_main = any(isinstance(node, ast.FunctionDef) and node.name == "main" for node in ast.parse(source).body)
-    return defines_main or "argparse" in imported_modules(source)
+    """A script a reader runs: it defines main() and runs it under `if __name__ == "__main__":`.
+
+    A module that only uses argparse to add shared options (batch.py, saved_answers.py) is imported, not run.
+    """
+    tree = ast.parse(source)
+    defines_main = any(isinstance(node, ast.FunctionDef) and node.name == "main" for node in tree.body)
+    runs_main = any(isinstance(node, ast.If) and "__main__" in ast.unparse(node.test) for node in tree.body)
+    return defines_main and runs_main
 
 
 def post_files(root: Path) -> list[Path]:

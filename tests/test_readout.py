@@ -9,11 +9,11 @@ import re
 
 import numpy as np
 import pytest
-from banking77 import Message
+from labels import Message
 from confidence import renormalize
 from readout import Readout, read_code, readout_record
 from scipy.special import softmax
-from summary import check_record
+from results_record import check_record
 
 VALID = {"A": 10, "B": 11, "C": 12, "D": 13}
 
