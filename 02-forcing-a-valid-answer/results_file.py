@@ -53,6 +53,15 @@ def replace_lines(path: Path, lines: list[bytes]) -> None:
         raise
 
 
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def relative(path: str | Path) -> Path:
+    """path relative to the repository when it is inside it, else absolute: how scripts name the files they read."""
+    path = Path(path).resolve()
+    return path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
+
+
 def results_folder(script: str | Path) -> Path:
     """The results/ folder of the post a script belongs to, e.g. 03-where-confidence-comes-from/results/.
 

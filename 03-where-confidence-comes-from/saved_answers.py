@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from registry import DATASETS, SPLITS
-from results_file import final_and_failed, is_final, numbered_records, results_folder
+from results_file import final_and_failed, is_final, numbered_records, relative, results_folder
 from results_record import check_record
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -188,12 +188,6 @@ def load_fit_and_report(args: argparse.Namespace) -> tuple[Path, list[dict], Pat
     print(f"fit on    {describe(calib.path, calib.records, len(calib.errors))}")
     print(f"report on {describe(report.path, report.records, len(report.errors))}")
     return calib.path, calib.records, report.path, report.records
-
-
-def relative(path: Path) -> Path:
-    """path relative to the repository when it is inside it, else absolute."""
-    path = Path(path).resolve()
-    return path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
 
 
 def describe(path: Path, records: list[dict], errors: int = 0) -> str:

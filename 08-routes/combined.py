@@ -51,8 +51,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # puts the post folders on sys.path
 from labels import split_code
 from registry import DATASETS
-from results_file import replace_lines
-from saved_answers import add_dataset_argument, describe, own_results_path, read_split, relative
+from results_file import relative, replace_lines
+from saved_answers import add_dataset_argument, describe, own_results_path, read_split
 
 FLOOR = 1e-6
 MAX_NEWTON_STEPS = 100
