@@ -122,13 +122,17 @@ def read_code(client: Client, built: BuiltPrompt, tokens: LetterTokens, message:
 
 
 def readout_record(message: Message, readout: Readout, built: BuiltPrompt, model: str, n_probs: int) -> dict:
-    """A results line in run.py's format for the readout's answer (status always "ok": a letter is always read)."""
+    """A results line in run.py's format for the readout's answer (status always "ok": a letter is always read).
+
+    content is the code the two read tokens spell ('C' then '-F' is 'C-F'):
+    the readout generates no text of its own, and later posts expect a string.
+    """
     gold_code = built.by_intent[message.intent].code
     group, intent = readout.group_step, readout.intent_step
     return {
         "id": message.id, "text": message.text, "gold_intent": message.intent, "gold_code": gold_code,
         "status": "ok", "code": readout.code, "intent": readout.intent, "correct": readout.code == gold_code,
-        "right_group": readout.code[0] == gold_code[0], "retried": False, "content": None, "error": None,
+        "right_group": readout.code[0] == gold_code[0], "retried": False, "content": readout.code, "error": None,
         "wall_ms": round(readout.wall_ms, 2), "timings": {}, "model": model, "build": None, "grammar": False,
         "settings": {"endpoint": "/completion", "n_predict": 1, "n_probs": n_probs, "temperature": 0.0},
         "prompt_sha256": built.sha256,

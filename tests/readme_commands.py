@@ -39,9 +39,11 @@ decides, not the modules it imports.
   N, or added), and `--out` pointed at a temporary file where the script has
   that option; exit status 0 required, the output is not compared (the test
   model is not the README's);
-- parse-only: every other server command: the script parses the README's
-  arguments with its own argparse parser and stops (python3 -c: the code is
-  compiled), so a flag the script no longer has fails;
+- parse-only: every other server command, and an offline command that comes
+  after a server command in the same block (it reads what that command
+  writes, as 02's compare.py reads run.py's files): the script parses the
+  README's arguments with its own argparse parser and stops (python3 -c: the
+  code is compiled), so a flag the script no longer has fails;
 - not run: the programs in NOT_RUN_PROGRAMS (git, uv, pip, export, cd,
   docker), shell scripts, `python3 -m ...` and the scripts in
   NOT_RUN_SCRIPTS. Any other program fails the test: probably a typo.
@@ -119,7 +121,9 @@ class Command:
     as written (continuation lines included). argv: its words; env: the
     NAME=value settings before it. output: the lines the README shows after
     it (console only, else None), found at output_span (0-based, end
-    excluded) of the file's lines, indented by indent.
+    excluded) of the file's lines, indented by indent. earlier: the python3
+    scripts run before it in the same block (a later command may read what
+    they write).
     """
     file: str
     line: int
@@ -131,6 +135,7 @@ class Command:
     output: tuple[str, ...] | None = None
     output_span: tuple[int, int] = (0, 0)
     indent: str = ""
+    earlier: tuple[str, ...] = ()
 
     @property
     def id(self) -> str:
@@ -244,6 +249,16 @@ def _blocks(text: str, file: str):
         index = end + 1
 
 
+def _with_earlier(commands: list[Command]) -> list[Command]:
+    """The commands of one block, each knowing the python3 scripts run before it in the block."""
+    scripts, out = [], []
+    for command in commands:
+        out.append(replace(command, earlier=tuple(scripts)))
+        if len(command.argv) > 1 and command.argv[0] == "python3" and not command.argv[1].startswith("-"):
+            scripts.append(command.argv[1])
+    return out
+
+
 def parse_markdown(text: str, file: str = "README.md") -> list[Command]:
     """Every command of the ```console and ```sh blocks of one Markdown text, in order."""
     commands: list[Command] = []
@@ -268,7 +283,7 @@ def _console_block(lines: list[str], start: int, end: int, file: str, indent: st
         commands += _split_command(file, index + 1, "console", text, output=tuple(lines[after:output_end]),
                                    output_span=(after, output_end), indent=indent)
         index = output_end
-    return commands
+    return _with_earlier(commands)
 
 
 def _sh_block(lines: list[str], start: int, end: int, file: str) -> list[Command]:
@@ -280,7 +295,7 @@ def _sh_block(lines: list[str], start: int, end: int, file: str) -> list[Command
         text, after = _read_command(lines, index, end, lines[index], f"{file}:{index + 1}")
         commands += _split_command(file, index + 1, "sh", text)
         index = after
-    return commands
+    return _with_earlier(commands)
 
 
 def readme_files(root: Path = ROOT) -> list[str]:
@@ -349,10 +364,17 @@ def classify(command: Command, root: Path = ROOT) -> Kind:
     path = root / script
     source = path.read_text() if path.is_file() else ""
     if not imports_client(source):
+        if any(imports_client(_source(root / earlier)) for earlier in command.earlier):
+            # It reads what a server command before it in the block writes (02's compare.py after run.py).
+            return Kind("parse-only", script, args)
         return Kind(offline, script, args)
     if takes_limit(path):
         return Kind("server --limit", script, args)
     return Kind("parse-only", script, args)
+
+
+def _source(path: Path) -> str:
+    return path.read_text() if path.is_file() else ""
 
 
 @functools.lru_cache(maxsize=None)

@@ -56,7 +56,10 @@ def test_pitfalls_shows_the_four_and_says_plainly_that_this_model_has_no_thinkin
     for heading in ("1. candidates with and without the grammar", "2. post_sampling_probs", "3. top_logprobs 3, 30 and 100",
                     "4. thinking"):
         assert heading in out
-    assert "same 30 tokens in the same order: True" in out
+    compared = re.search(r"the same 30 tokens: (True|False); in the same order: (?:True|False); "
+                         r"largest difference in a token's probability: ([0-9.]+)", out)
+    assert compared and compared[1] == "True" and float(compared[2]) < 0.01
+    assert "So the grammar did not change the reported candidates" in out
     assert re.search(r"top_logprobs 100: [A-H]-[A-N]", out)
     assert "has no thinking mode" in out and "GB10 reference" in out
 

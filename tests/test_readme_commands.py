@@ -218,6 +218,18 @@ def test_prompt_grammar_runs_offline_and_the_splits_of_post_03_run_with_a_limit(
     assert classify(run).name == "server --limit"
 
 
+def test_an_offline_command_after_a_server_command_in_its_block_only_parses_its_arguments():
+    # compare.py reads the files the two run.py write: run offline on its own it would find none.
+    grammar, run, compare = parse_markdown("```sh\npython3 02-forcing-a-valid-answer/prompt.py --grammar\n"
+                                           "python3 02-forcing-a-valid-answer/run.py --split calib --limit 200\n"
+                                           "python3 02-forcing-a-valid-answer/compare.py\n```\n")
+    assert compare.earlier == ("02-forcing-a-valid-answer/prompt.py", "02-forcing-a-valid-answer/run.py")
+    assert [classify(c).name for c in (grammar, run, compare)] == ["offline sh", "server --limit", "parse-only"]
+    # in a block of its own it runs offline
+    alone, = parse_markdown("```sh\npython3 02-forcing-a-valid-answer/compare.py\n```\n")
+    assert classify(alone).name == "offline sh"
+
+
 def test_a_limited_command_gets_limit_2_and_its_out_file_in_tmp(workdir, tmp_path):
     run, label_list = parse_markdown("```sh\npython3 02-forcing-a-valid-answer/run.py --split calib --limit 200\n"
                                      "python3 01-why-typed-decisions/label_list.py\n```\n")

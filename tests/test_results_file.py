@@ -130,8 +130,8 @@ def test_resuming_a_file_of_another_model_or_prompt_is_refused_by_name(tmp_path)
     path = tmp_path / "run.jsonl"
     check_resumable(path, model="m1")  # no file yet: nothing to mix
     with ResultsFile(path) as results:
-        results.append({"id": "a", "model": "m1", "prompt_sha256": "abc"})
-        results.append({"id": "b", "model": "m2", "prompt_sha256": "abc"})
+        results.append({"id": "a", "status": "ok", "model": "m1", "prompt_sha256": "abc"})
+        results.append({"id": "b", "status": "ok", "model": "m2", "prompt_sha256": "abc"})
     check_resumable(path, prompt_sha256="abc")
     with pytest.raises(ValueError, match=r"run.jsonl holds answers with model m2, not m1; move it away"):
         check_resumable(path, model="m1", prompt_sha256="abc")
