@@ -91,12 +91,12 @@ def own_server_starts(args) -> tuple[int, list[str]]:
         load_again, restored, second, printed = timed_start(args.model, args.parallel, port, Path(folder), args.dataset)
     lines = [f"start of a server with {args.parallel} slot{'s' if args.parallel > 1 else ''} "
              f"(own server on port {port}, empty slot folder at first)",
-             f"  cold      {cold:7.1f} s  load {load:.1f} s + prompt processed {first.prefill_s:.1f} s "
-             f"({first.tokens:,} tokens) + saved {first.save_ms / 1000:.2f} s ({first.bytes / 1e6:.1f} MB)"
-             + (f" + restored into {len(first.restore_ms)} more slot(s) {sum(first.restore_ms):.0f} ms"
+             f"  cold      {cold:7.1f} s = load {load:.1f} s + prompt processed {first.prefill_s:.1f} s "
+             f"+ saved {first.save_ms / 1000:.2f} s ({first.tokens:,} tokens, {first.bytes / 1e6:.1f} MB)"
+             + (f" + other slots restored {' + '.join(f'{ms:.0f}' for ms in first.restore_ms)} ms"
                 if first.restore_ms else ""),
-             f"  restored  {restored:7.1f} s  load {load_again:.1f} s + checked {second.check_ms:.0f} ms + restored "
-             f"{' + '.join(f'{ms:.0f}' for ms in second.restore_ms)} ms + probe {second.probe_ms / 1000:.1f} s"]
+             f"  restored  {restored:7.1f} s = load {load_again:.1f} s + file checked {second.check_ms:.0f} ms + "
+             f"restored {' + '.join(f'{ms:.0f}' for ms in second.restore_ms)} ms + probe {second.probe_ms / 1000:.1f} s"]
     if second.how != "restored":
         lines += ["  the second start did not restore; server.py said:", *printed.splitlines()]
     return port, lines
