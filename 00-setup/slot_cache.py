@@ -76,7 +76,12 @@ class SlotKey:
 
 
 def server_key(client: Client, model_sha256: str, prompt_sha256: str) -> SlotKey:
-    """The key for the server at client: build, context per slot and slot count read from its /props."""
+    """The key for the server at client: build, context per slot and slot count read from its /props.
+
+    Raises what Client.get raises (ServerUnreachable, ServerError...), and
+    KeyError when /props has no default_generation_settings.n_ctx (not a
+    llama-server).
+    """
     props = client.get("/props")
     return SlotKey(props.get("build_info", "unknown"), model_sha256, prompt_sha256,
                    int(props["default_generation_settings"]["n_ctx"]), int(props.get("total_slots", 1)))
