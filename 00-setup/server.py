@@ -449,8 +449,8 @@ def warm_up(client: Client, built: BuiltPrompt | None = None, slot: int | None =
         "(00-setup/README.md has the times measured here)")
     reply = probe(client, built, slot=slot)
     timings = reply.body.get("timings", {})
-    say(f"warm-up done in {reply.wall_ms / 1000:.0f} s ({timings.get('prompt_n', '?')} prompt tokens processed at "
-        f"{timings.get('prompt_per_second', 0):.0f} tokens/s, {timings.get('cache_n', 0)} taken from the cache); "
+    say(f"warm-up done in {reply.wall_ms / 1000:.0f} s ({timings.get('prompt_n', 0):,} prompt tokens processed at "
+        f"{timings.get('prompt_per_second', 0):.0f} tokens/s, {timings.get('cache_n', 0):,} taken from the cache); "
         "the server gives typed answers with logprobs")
     return reply
 
