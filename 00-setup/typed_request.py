@@ -208,15 +208,17 @@ def check_reply(body: dict, asked: int) -> None:
                 raise ServerUnfit(f"the server sent logprob {entry.get('logprob')!r} for {where}: not a finite number")
 
 
-def probe(client: Client, built: BuiltPrompt, top_logprobs: int = TOP_LOGPROBS) -> Reply:
+def probe(client: Client, built: BuiltPrompt, top_logprobs: int = TOP_LOGPROBS, slot: int | None = None) -> Reply:
     """Check that the server can give typed decisions with a confidence; return the reply of the typed request.
 
     One real typed request (PROBE_MESSAGE with built's system prompt and
     grammar, 2 tokens at most, top_logprobs candidates per token), after the
     checks of speculative decoding and of the chat template; see the module
     docstring for the list. It pays the prefill of the system prompt when the
-    server has not cached it yet. Raises ServerUnfit naming the first cause
-    found; ServerUnreachable, ServerTimeout, ServerLoading... as any request.
+    server has not cached it yet. slot: the server slot to send it to
+    (llama-server's id_slot; None: any idle slot). Raises ServerUnfit naming
+    the first cause found; ServerUnreachable, ServerTimeout, ServerLoading...
+    as any request.
     """
     if top_logprobs < 1:
         raise ValueError(f"the probe asks for candidates: top_logprobs must be 1 or more, not {top_logprobs}")
@@ -224,7 +226,8 @@ def probe(client: Client, built: BuiltPrompt, top_logprobs: int = TOP_LOGPROBS) 
     check_speculative(client)
     check_template(client, messages)
     try:
-        reply = client.chat(messages, **request_settings(built, True, top_logprobs))
+        pinned = {} if slot is None else {"id_slot": slot}
+        reply = client.chat(messages, **request_settings(built, True, top_logprobs), **pinned)
     except ServerError as error:
         if "system" in error.message.lower():
             cause = "the chat template refuses the system message"

@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # puts the post folders on sys.path
 from llama_http import Client, ServerLoading, ServerUnreachable
 from run_tests import dataset_mirror
-import fake_server
+import server
 from script_sandbox import FakePath
 
 ROOT = series.ROOT
@@ -99,7 +99,7 @@ def label_file(tmp_path):
 @pytest.fixture(scope="session")
 def free_port():
     """port() -> a TCP port on 127.0.0.1 that nothing listens on (at the moment of asking)."""
-    return fake_server.free_port
+    return server.free_port
 
 
 @pytest.fixture(scope="session")

@@ -20,19 +20,12 @@ from __future__ import annotations
 
 import http.server
 import json
-import socket
 import socketserver
 import threading
 import zlib
 from collections.abc import Callable
 
 from typed_request import TOP_LOGPROBS
-
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that nothing listens on (at the moment of asking)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 Answer = Callable[[str, str, dict | None], tuple[int, dict] | None]

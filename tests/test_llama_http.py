@@ -8,7 +8,8 @@ real server is checked at the end.
 import time
 
 import pytest
-from fake_server import FakeServer, free_port
+from fake_server import FakeServer
+from server import free_port
 from llama_http import (DEFAULT_TIMEOUT_S, Client, ConnectionLost, ServerTimeout, ServerUnreachable, closed_by_server,
                         timeout_seconds)
 

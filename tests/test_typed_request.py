@@ -13,7 +13,8 @@ import subprocess
 
 import pytest
 import server
-from fake_server import PROPS, SYSTEM_REFUSED, FakeServer, fake_llama, free_port, reply_body
+from server import free_port
+from fake_server import PROPS, SYSTEM_REFUSED, FakeServer, fake_llama, reply_body
 from llama_http import Client, ServerUnfit
 from typed_request import TOP_LOGPROBS, check_reply, probe
 
