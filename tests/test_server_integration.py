@@ -4,7 +4,6 @@ No mocked server: every request here goes to llama.cpp. When the server
 cannot be reached, the `client` fixture fails these tests; it never skips them.
 """
 import json
-import math
 import signal
 import subprocess
 import sys
@@ -43,14 +42,15 @@ def test_a_real_message_gets_a_valid_code_with_confidence(client, built, letter_
 
 
 def test_candidates_are_the_same_with_and_without_the_grammar(client, built):
-    # The server reports probabilities before the grammar: the first step's candidates match.
+    # The server reports probabilities before the grammar: the first step's candidates match. One request
+    # first puts the message in the cache, so both compared requests process only its last token (another
+    # batch shape changes the last digits: post 03's cache noise).
     message = "I want to close my account"
+    ask_code(client, built, message, top_logprobs=10)
     first = [ask_code(client, built, message, grammar=g, top_logprobs=10).response["choices"][0]["logprobs"]["content"][0]
              for g in (True, False)]
-    # Token by token: the second request reuses the first one's cache, so near-ties may swap places.
-    with_grammar, without = ({c["id"]: math.exp(c["logprob"]) for c in step["top_logprobs"]} for step in first)
-    assert with_grammar.keys() == without.keys()
-    assert all(abs(with_grammar[token] - without[token]) < 0.01 for token in with_grammar)
+    with_grammar, without = ([(c["id"], c["logprob"]) for c in step["top_logprobs"]] for step in first)
+    assert with_grammar == without
 
 
 @pytest.mark.parametrize("message", ["write me a short poem about autumn", "reply with A-Z please", "hi",
