@@ -2,6 +2,8 @@
 
     python3 run_tests.py               # everything
     python3 run_tests.py -k prompt     # extra arguments go to pytest
+    python3 run_tests.py --offline     # only the tests that need no server: none is started
+    python3 run_tests.py --help        # this text (pytest's own: .venv/bin/python -m pytest --help)
 
 1. makes .venv (once) and installs the project with its test extra into it;
    before every run it checks that each package of that extra can really be
@@ -114,10 +116,18 @@ def venv_python() -> Path:
 
 
 def main() -> int:
+    if {"-h", "--help"} & set(sys.argv[1:]):
+        print(__doc__)
+        return 0
     python = venv_python()
     env = {**os.environ, "LLAMA_URL": os.environ.get("TEST_LLAMA_URL", TEST_URL), "PYTHONDONTWRITEBYTECODE": "1",
            "PATH": os.pathsep.join([str(VENV_BIN), os.environ.get("PATH", "")]), "VIRTUAL_ENV": str(VENV)}
     env.update(dataset_mirror(env))
+    pytest = [str(python), "-m", "pytest", *sys.argv[1:]]
+    if "--offline" in sys.argv[1:]:
+        # tests/conftest.py deselects every test that needs the server: starting one would only cost time.
+        step("pytest (offline: no server)")
+        return subprocess.run(pytest, cwd=ROOT, env=env).returncode
     server = [sys.executable, str(ROOT / "00-setup" / "server.py")]
     already = subprocess.run([*server, "status"], env=env, capture_output=True).returncode == 0
     step(f"llama-server with {TEST_MODEL} at {env['LLAMA_URL']}")
@@ -126,7 +136,7 @@ def main() -> int:
         return started.returncode
     try:
         step("pytest")
-        return subprocess.run([str(python), "-m", "pytest", *sys.argv[1:]], cwd=ROOT, env=env).returncode
+        return subprocess.run(pytest, cwd=ROOT, env=env).returncode
     finally:
         if not already:
             step("stopping the test server")

@@ -58,3 +58,19 @@ def test_uv_sync_then_uv_run_plot_works_and_run_tests_repairs_the_venv_afterward
     assert repaired.returncode == 0, repaired.stdout + repaired.stderr
     assert "lacks: pytest" in repaired.stdout
     assert run_tests.missing_packages(python, names) == []
+
+
+def test_run_tests_help_prints_its_usage_and_starts_nothing():
+    result = subprocess.run([sys.executable, "run_tests.py", "--help"], cwd=ROOT, capture_output=True, text=True,
+                            timeout=60)
+    assert result.returncode == 0
+    assert result.stdout.startswith("Run the whole test suite") and "--offline" in result.stdout
+    assert "\n== " not in result.stdout  # no step line: nothing was installed or started
+
+
+def test_run_tests_offline_runs_pytest_without_starting_a_server():
+    result = subprocess.run([sys.executable, "run_tests.py", "--offline", "--collect-only", "-q", "tests/test_series.py"],
+                            cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "== pytest (offline: no server)" in result.stdout
+    assert "== llama-server" not in result.stdout
