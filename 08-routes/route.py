@@ -176,7 +176,7 @@ def main() -> int:
     info = client.model_info()
     built = DATASETS[args.dataset].load_prompt()
     probe(client, built)
-    conformal = None if args.alpha is None else (fit_conformal(calib, args.alpha), label_groups(built.intents))
+    conformal = None if args.alpha is None else (fit_conformal(calib.records, args.alpha), label_groups(built.intents))
     tokens = letter_tokens(client)
     print(f"server: {client.url}  model: {info['model']}  build: {info['build']}")
     left_out = f"; {len(calib.errors)} failed requests in it left out" if calib.errors else ""

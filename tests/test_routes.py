@@ -1,4 +1,5 @@
 """Post 08: the act and ask thresholds (point and certified), the routes, exact intervals, and both scripts."""
+import re
 import random
 from pathlib import Path
 
@@ -417,6 +418,23 @@ def test_route_py_routes_a_message_with_the_real_server(client, run_script):
     assert ("action:" in out) or ("question: Just to be sure" in out) or ("hand-over text:" in out)
     if "qwen2.5-coder-1.5b-instruct-q4_k_m" not in out.split("thresholds fitted on")[0]:
         assert "note: the server runs" in out
+
+
+@pytest.mark.parametrize("options", [["--alpha", "0.2"], ["--target", "0.60", "--rule", "certified"]],
+                         ids=["conformal ask set", "certified act rule"])
+def test_route_py_with_the_conformal_set_or_the_certified_rule_routes_with_the_real_server(client, run_script,
+                                                                                            options):
+    result = run_script("08-routes/route.py", *options, "I was charged twice for the same coffee this morning",
+                        env={"LLAMA_URL": client.url})
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert len([line for line in out.splitlines() if line.startswith("route: ")]) == 1
+    if "--alpha" in options:
+        assert re.search(r"^ask set \(alpha 0\.20: holds the right intent with probability >= 80%\): \d+ codes?: ",
+                         out, re.MULTILINE)
+        assert re.search(r"^set route: (act|ask|hand over)", out, re.MULTILINE)
+    else:
+        assert "(certified at 95%)" in out.splitlines()[1]
 
 
 def test_route_py_routes_a_clinc150_message_with_the_real_server(client, run_script):
