@@ -402,7 +402,10 @@ def workspace(target: Path) -> Path:
     results also copied to the names the READMEs give a reader's own files (OWN_FILES)."""
     repository_copy(target)
     for name, reference in OWN_FILES.items():
-        shutil.copy2(next((target / "results" / "reference").rglob(reference)), target / name)
+        # A tag before post-03 has no reference results, and no README there names these files.
+        found = next((target / "results" / "reference").rglob(reference), None)
+        if found:
+            shutil.copy2(found, target / name)
     return target
 
 

@@ -211,9 +211,10 @@ def test_a_script_is_online_only_when_it_imports_client_at_the_top_level():
     assert not imports_client("from llama_http import exit_on_server_errors\n")
 
 
-def test_prompt_grammar_runs_offline_and_the_splits_of_post_03_run_with_a_limit():
+def test_prompt_grammar_runs_offline_and_a_split_of_run_py_runs_with_a_limit():
+    # Scripts of post 02 only, so this file goes into every tag from post-02 on (post_tags.py).
     grammar, run = parse_markdown("```sh\npython3 02-forcing-a-valid-answer/prompt.py --grammar\n"
-                                  "python3 03-where-confidence-comes-from/run.py --split calib\n```\n")
+                                  "python3 02-forcing-a-valid-answer/run.py --split calib\n```\n")
     assert classify(grammar).name == "offline sh"
     assert classify(run).name == "server --limit"
 
@@ -247,8 +248,8 @@ def test_with_option_replaces_a_value_or_adds_the_option():
 
 
 def test_parse_only_fails_on_a_flag_the_script_does_not_have(workdir):
-    (good,) = parse_markdown("```sh\npython3 08-routes/route.py --target 0.80 \"a message\"\n```\n")
-    (bad,) = parse_markdown("```sh\npython3 08-routes/route.py --no-such-flag \"a message\"\n```\n")
+    (good,) = parse_markdown("```sh\npython3 02-forcing-a-valid-answer/classify.py \"a message\"\n```\n")
+    (bad,) = parse_markdown("```sh\npython3 02-forcing-a-valid-answer/classify.py --no-such-flag \"a message\"\n```\n")
     assert parse_only(good, workdir).returncode == 0
     failed = parse_only(bad, workdir)
     assert failed.returncode == 2 and "--no-such-flag" in failed.stderr
