@@ -86,8 +86,13 @@ def test_command_not_run_is_a_known_program(command):
 
 
 def test_the_readmes_show_commands_of_every_kind():
-    assert {kind.name for kind in KINDS.values()} == {"offline console", "offline sh", "server --limit",
-                                                       "parse-only", "not run"}
+    kinds = {kind.name for kind in KINDS.values()}
+    assert kinds <= {"offline console", "offline sh", "server --limit", "parse-only", "not run"}
+    # A tag of an early post has fewer READMEs; with every post there, every kind appears.
+    if (ROOT / "08-routes").is_dir():
+        assert kinds == {"offline console", "offline sh", "server --limit", "parse-only", "not run"}
+    else:
+        assert {"offline console", "server --limit", "not run"} <= kinds
 
 
 @pytest.mark.parametrize("name", readme_files())
