@@ -151,8 +151,11 @@ def test_run_writes_one_line_per_message_and_a_rerun_adds_none(client, tmp_path,
 
 
 def test_ctrl_c_keeps_finished_lines_and_a_rerun_resumes(client, tmp_path, run_script):
+    # 200 messages, so the run cannot end before the signal even if this test gets no CPU for a while;
+    # the rerun asks for 2 more than were kept, so it resumes without asking the rest.
     out = tmp_path / "codes.jsonl"
-    command = [sys.executable, str(ROOT / "02-forcing-a-valid-answer/run.py"), "--split", "calib", "--limit", "12", "--out", str(out)]
+    command = [sys.executable, str(ROOT / "02-forcing-a-valid-answer/run.py"), "--split", "calib", "--limit", "200",
+               "--out", str(out)]
     process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 600
     while (not out.exists() or len(out.read_text().splitlines()) < 2) and time.monotonic() < deadline:
@@ -161,11 +164,14 @@ def test_ctrl_c_keeps_finished_lines_and_a_rerun_resumes(client, tmp_path, run_s
     _, stderr = process.communicate(timeout=120)
     assert process.returncode == 130 and "interrupted" in stderr
     kept = [json.loads(line) for line in out.read_text().splitlines()]
-    assert 2 <= len(kept) < 12
-    resumed = run_script("02-forcing-a-valid-answer/run.py", "--split", "calib", "--limit", "12", "--out", str(out))
+    assert 2 <= len(kept) < 200
+    wanted = len(kept) + 2
+    resumed = run_script("02-forcing-a-valid-answer/run.py", "--split", "calib", "--limit", str(wanted),
+                         "--out", str(out))
     assert resumed.returncode == 0, resumed.stderr
+    assert f"{len(kept)} already in" in resumed.stdout and "2 to go" in resumed.stdout
     ids = [json.loads(line)["id"] for line in out.read_text().splitlines()]
-    assert len(ids) == 12 and len(set(ids)) == 12 and ids[: len(kept)] == [r["id"] for r in kept]
+    assert len(ids) == wanted and len(set(ids)) == wanted and ids[: len(kept)] == [r["id"] for r in kept]
 
 
 def test_confidence_run_writes_five_well_formed_lines_and_a_rerun_adds_none(client, tmp_path, run_script):
