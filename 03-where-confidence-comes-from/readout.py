@@ -38,15 +38,15 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # puts the post folders on sys.path
 from banking77 import load_split
-from batch import base_record, check_resumable, run_messages
-from confidence import LetterTokens, Step, answer_fields, letter_tokens, read_answer, renormalize
-from decision import ask_code
+from batch import check_resumable, run_messages
+from confidence import LetterTokens, Step, letter_tokens, renormalize
 from labels import Message
 from llama_http import Client, exit_on_server_errors
 from results_file import ResultsFile, results_folder
 from summary import RANGES, in_range
 from typed_prompt import BuiltPrompt, load_prompt
 from typed_request import TOP_LOGPROBS, probe, request_settings, typed_messages
+from results_record import typed_line
 
 DEFAULT_LIMIT = 200
 
@@ -187,10 +187,7 @@ def main() -> int:
     with ResultsFile(grammar_out) as grammar_file:
         def make_record(message: Message) -> dict:
             if message.id not in grammar_file.done:
-                reply, answer = read_answer(ask_code(client, built, message.text, top_logprobs=args.n_probs),
-                                            built, tokens)
-                grammar_file.append({**base_record(message, reply, built, info["model"], settings),
-                                     **answer_fields(answer)})
+                grammar_file.append(typed_line(client, built, tokens, message, info["model"], settings, args.n_probs))
             readout = read_code(client, built, tokens, message.text, args.n_probs)
             return readout_record(message, readout, built, info["model"], args.n_probs)
 

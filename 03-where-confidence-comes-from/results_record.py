@@ -1,4 +1,5 @@
-"""One line of run.py's results file, checked whole: every field a later post reads, its type and its range.
+"""One line of run.py's results file: made for one message (typed_line), and checked whole: every field a
+later post reads, its type and its range.
 
 Posts 04-08 trust these lines, so summary.py's loader checks each one here
 before any figure is computed: a line with a missing or wrong field stops the
@@ -14,13 +15,33 @@ import math
 import re
 from collections.abc import Callable
 
-from decision import STATUSES
-from labels import split_code
+from batch import base_record
+from confidence import LetterTokens, answer_fields, read_answer
+from decision import STATUSES, ask_code
+from labels import Message, split_code
+from llama_http import Client
+from typed_prompt import BuiltPrompt
 
 CODE = re.compile(r"[A-Z]-[A-Z]")
 SHA256 = re.compile(r"[0-9a-f]{64}")
 # How far a distribution's sum may be from 1, and a confidence from p_group x p_intent_given_group.
 TOLERANCE = 1e-9
+
+
+def typed_line(client: Client, built: BuiltPrompt, tokens: LetterTokens, message: Message, model: str,
+               settings: dict, top_logprobs: int, asked: BuiltPrompt | None = None) -> dict:
+    """run.py's results line for one message: the typed request (the grammar, 2 tokens, top_logprobs
+    candidates per token), its confidence, and the fields of batch.base_record.
+
+    asked: the prompt the request sends (default: built); run.py --shortlist
+    sends a narrowed one while the line keeps built's gold code and sha256.
+    Failed requests give a line with status error (confidence 0), as
+    confidence.read_answer makes them. Raises what ask_code raises (server
+    unreachable, grammar refused).
+    """
+    asked = asked or built
+    reply, answer = read_answer(ask_code(client, asked, message.text, top_logprobs=top_logprobs), asked, tokens)
+    return {**base_record(message, reply, built, model, settings), **answer_fields(answer)}
 
 
 def is_number(value) -> bool:

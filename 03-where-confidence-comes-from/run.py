@@ -38,15 +38,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # puts the post folders on sys.path
-from batch import RunStopped, add_split_arguments, base_record, pick_messages, run_messages
-from confidence import answer_fields, letter_tokens, read_answer
-from decision import ask_code
+from batch import RunStopped, add_split_arguments, pick_messages, run_messages
+from confidence import letter_tokens
 from llama_http import Client, exit_on_server_errors
 from registry import DATASETS
 from saved_answers import own_results_path
 from summary import print_summary
 from typed_prompt import shortlist_of, shortlisted
 from typed_request import TOP_LOGPROBS, probe, request_settings
+from results_record import typed_line
 
 
 def main() -> int:
@@ -80,14 +80,10 @@ def main() -> int:
 
     def make_record(message):
         if retriever is None:
-            reply, answer = read_answer(ask_code(client, built, message.text, top_logprobs=args.top_logprobs),
-                                        built, tokens)
-            return {**base_record(message, reply, built, model, settings), **answer_fields(answer)}
+            return typed_line(client, built, tokens, message, model, settings, args.top_logprobs)
         shortlist = shortlist_of(retriever.rank(message.text), built, args.shortlist, always)
         narrowed = shortlisted(built, [code for code, _ in shortlist])
-        reply, answer = read_answer(ask_code(client, narrowed, message.text, top_logprobs=args.top_logprobs),
-                                    narrowed, tokens)
-        return {**base_record(message, reply, built, model, settings), **answer_fields(answer),
+        return {**typed_line(client, built, tokens, message, model, settings, args.top_logprobs, asked=narrowed),
                 "shortlist": [[code, round(score, 6)] for code, score in shortlist]}
 
     what = (f"{args.dataset} {args.split} (model {model}, top_logprobs {args.top_logprobs}"

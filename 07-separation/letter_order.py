@@ -45,9 +45,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # puts the post folders on sys.path
 from banking77 import load_labels, load_split
-from batch import base_record, check_resumable, run_messages
-from confidence import answer_fields, letter_tokens, read_answer
-from decision import ask_code
+from batch import check_resumable, run_messages
+from confidence import letter_tokens
 from labels import LETTERS, Group, Intent, LabelSet
 from ece import ece
 from llama_http import Client, exit_on_server_errors
@@ -55,6 +54,7 @@ from results_file import results_folder
 from separation import SingleClassError, auroc
 from typed_prompt import BuiltPrompt, build_prompt
 from typed_request import TOP_LOGPROBS, probe, request_settings
+from results_record import typed_line
 
 DEFAULT_LIMIT = 200
 DEFAULT_ORDERS = 4
@@ -176,11 +176,8 @@ def ask_in_order(client: Client, built: BuiltPrompt, messages, out: Path, model:
     tokens = letter_tokens(client)
     settings = request_settings(built, True, TOP_LOGPROBS)
 
-    def make_record(message):
-        reply, answer = read_answer(ask_code(client, built, message.text, top_logprobs=TOP_LOGPROBS), built, tokens)
-        return {**base_record(message, reply, built, model, settings), **answer_fields(answer)}
-
-    return run_messages(messages, out, make_record, what)
+    return run_messages(messages, out,
+                        lambda message: typed_line(client, built, tokens, message, model, settings, TOP_LOGPROBS), what)
 
 
 def prefill(records: list[dict]) -> tuple[int, float]:
