@@ -23,6 +23,8 @@ from pathlib import Path
 
 from decision import FINAL_STATUSES
 
+ROOT = Path(__file__).resolve().parents[1]
+
 
 def is_final(record: dict) -> bool:
     """True for a line with an outcome that stays (status ok, invalid or too_long), False for a failed attempt."""
@@ -51,9 +53,6 @@ def replace_lines(path: Path, lines: list[bytes]) -> None:
     except BaseException:
         Path(name).unlink(missing_ok=True)
         raise
-
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def relative(path: str | Path) -> Path:

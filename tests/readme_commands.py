@@ -362,7 +362,7 @@ def classify(command: Command, root: Path = ROOT) -> Kind:
     if script in NOT_RUN_SCRIPTS:
         return Kind("not run", script, args, reason=NOT_RUN_SCRIPTS[script])
     path = root / script
-    source = path.read_text() if path.is_file() else ""
+    source = _source(path)
     if not imports_client(source):
         if any(imports_client(_source(root / earlier)) for earlier in command.earlier):
             # It reads what a server command before it in the block writes (02's compare.py after run.py).
