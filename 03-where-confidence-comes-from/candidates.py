@@ -42,10 +42,10 @@ def main() -> int:
     loaded = read_split(args.split, args.results, args.dataset, args.variant)
     records = loaded.records
     print(describe(loaded.path, records, len(loaded.errors)))
-    ok = [r for r in records if r["status"] == "ok"]
-    all_groups = sum(all(p > 0 for p in r["group_distribution"].values()) for r in ok)
-    chosen_present = sum(r["p_intent_given_group"] > 0 for r in ok)
-    missed = [r for r in ok if r["missing_letters"]]
+    ok = [r for r in records if r.status == "ok"]
+    all_groups = sum(all(p > 0 for p in r.group_distribution.values()) for r in ok)
+    chosen_present = sum(r.p_intent_given_group > 0 for r in ok)
+    missed = [r for r in ok if r.missing_letters]
     print(f"{len(ok)} answers with a code, top_logprobs {ok[0]['settings'].get('top_logprobs') if ok else '?'}:")
     print(f"  every group letter among the candidates:  {all_groups:5d}  ({100 * all_groups / len(ok):.1f}%)")
     print(f"  the chosen intent letter among them:      {chosen_present:5d}  ({100 * chosen_present / len(ok):.1f}%)")
@@ -58,21 +58,21 @@ def main() -> int:
     probe(client, built, MOST)
     tokens = letter_tokens(client)
     model = client.model_info()["model"]
-    if {r["model"] for r in todo} != {model}:
-        print(f"note: the server runs {model}, the file holds answers of {', '.join(sorted({r['model'] for r in todo}))}:"
+    if {r.model for r in todo} != {model}:
+        print(f"note: the server runs {model}, the file holds answers of {', '.join(sorted({r.model for r in todo}))}:"
               " the comparison below mixes two models")
     print(f"\nasked again with {MOST} candidates ({len(todo)} answers), each reply read with its first {TOP_LOGPROBS} and all {MOST}:")
     moves = []
     for number, record in enumerate(todo, start=1):
-        reply = ask_code(client, built, record["text"], top_logprobs=MOST)
+        reply = ask_code(client, built, record.text, top_logprobs=MOST)
         if reply.status != "ok":
-            print(f"  {record['id']}: no code this time ({reply.status})")
+            print(f"  {record.id}: no code this time ({reply.status})")
             continue
         with_30 = typed_answer(first_n_candidates(reply.response, TOP_LOGPROBS), built, tokens, TOP_LOGPROBS)
         with_100 = typed_answer(reply.response, built, tokens, MOST)
         moves.append(abs(with_100.confidence - with_30.confidence))
         if number <= SHOWN:
-            print(f"  {record['id']:<12} {with_30.code}  confidence {with_30.confidence:.6f} with {TOP_LOGPROBS}, "
+            print(f"  {record.id:<12} {with_30.code}  confidence {with_30.confidence:.6f} with {TOP_LOGPROBS}, "
                   f"{with_100.confidence:.6f} with {MOST}  (letters missing: {with_30.missing_letters} -> "
                   f"{with_100.missing_letters})")
     if moves:

@@ -40,13 +40,13 @@ import series  # puts the post folders on sys.path
 from banking77 import load_split
 from batch import check_resumable, run_messages
 from confidence import LetterTokens, Step, letter_tokens, renormalize
-from labels import Message
+from labels import Message, split_code
 from llama_http import Client, exit_on_server_errors
 from results_file import ResultsFile, results_folder
 from summary import RANGES, in_range
 from typed_prompt import BuiltPrompt, load_prompt
 from typed_request import TOP_LOGPROBS, probe, request_settings, typed_messages
-from results_record import typed_line
+from results_record import ResultsLine, parse_lines, typed_line
 
 DEFAULT_LIMIT = 200
 
@@ -132,7 +132,7 @@ def readout_record(message: Message, readout: Readout, built: BuiltPrompt, model
     return {
         "id": message.id, "text": message.text, "gold_intent": message.intent, "gold_code": gold_code,
         "status": "ok", "code": readout.code, "intent": readout.intent, "correct": readout.code == gold_code,
-        "right_group": readout.code[0] == gold_code[0], "retried": False, "content": readout.code, "error": None,
+        "right_group": split_code(readout.code)[0] == split_code(gold_code)[0], "retried": False, "content": readout.code, "error": None,
         "wall_ms": round(readout.wall_ms, 2), "timings": {}, "model": model, "build": None, "grammar": False,
         "settings": {"endpoint": "/completion", "n_predict": 1, "n_probs": n_probs, "temperature": 0.0},
         "prompt_sha256": built.sha256,
@@ -144,14 +144,14 @@ def readout_record(message: Message, readout: Readout, built: BuiltPrompt, model
     }
 
 
-def print_ranges(readout: list[dict], grammar: list[dict]) -> None:
+def print_ranges(readout: list[ResultsLine], grammar: list[ResultsLine]) -> None:
     """post 03's confidence ranges (summary.RANGES) side by side: answers and share correct in each."""
     print(f"{'confidence':<12} {'readout':>8} {'correct':>8}   {'grammar':>8} {'correct':>8}")
     for low, high in RANGES:
         cells = []
         for records in (readout, grammar):
-            inside = [r for r in records if in_range(r["confidence"], low, high)]
-            share = f"{100 * sum(r['correct'] for r in inside) / len(inside):7.1f}%" if inside else "       -"
+            inside = [r for r in records if in_range(r.confidence, low, high)]
+            share = f"{100 * sum(r.correct for r in inside) / len(inside):7.1f}%" if inside else "       -"
             cells.append(f"{len(inside):8d} {share}")
         print(f"{low:.2f}-{high:<7.2f} {cells[0]}   {cells[1]}")
 
@@ -193,22 +193,24 @@ def main() -> int:
 
         what = f"readout and grammar, calib (model {info['model']}, {args.n_probs} candidates per step)"
         readouts = run_messages(messages, out, make_record, what)
-    grammar_by_id = {r["id"]: r for r in grammar_file.records}
-    grammars = [grammar_by_id[r["id"]] for r in readouts]
+    readouts = parse_lines(readouts, str(out))
+    grammar_by_id = {r.id: r for r in parse_lines(grammar_file.records, str(grammar_out))}
+    grammars = [grammar_by_id[r.id] for r in readouts]
     n = len(readouts)
     print(f"\n{n} calibration messages; results in {out} and {grammar_out.name}")
     print(f"{'':<28} {'readout':>9} {'grammar':>9}")
     for label, key in (("correct", "correct"), ("right group", "right_group")):
-        print(f"{label:<28}" + "".join(f" {100 * sum(r[key] for r in rs) / n:8.1f}%" for rs in (readouts, grammars)))
-    print(f"{'mean confidence':<28}" + "".join(f" {statistics.fmean(r['confidence'] for r in rs):9.3f}"
+        print(f"{label:<28}" + "".join(f" {100 * sum(getattr(r, key) for r in rs) / n:8.1f}%"
+                                       for rs in (readouts, grammars)))
+    print(f"{'mean confidence':<28}" + "".join(f" {statistics.fmean(r.confidence for r in rs):9.3f}"
                                                 for rs in (readouts, grammars)))
-    print(f"{'valid letters missing':<28}" + "".join(f" {sum(r['missing_letters'] or 0 for r in rs):9d}"
+    print(f"{'valid letters missing':<28}" + "".join(f" {sum(r.missing_letters or 0 for r in rs):9d}"
                                                       for rs in (readouts, grammars)))
     print(f"{'requests per message':<28} {2:9d} {1:9d}")
-    ok = [(r, g) for r, g in zip(readouts, grammars) if g["status"] == "ok"]
-    same = sum(r["code"] == g["code"] for r, g in ok)
-    same_group = sum(r["code"][0] == g["code"][0] for r, g in ok)
-    differences = [abs(r["confidence"] - g["confidence"]) for r, g in ok]
+    ok = [(r, g) for r, g in zip(readouts, grammars) if g.status == "ok"]
+    same = sum(r.code == g.code for r, g in ok)
+    same_group = sum(r.group_letter == g.group_letter for r, g in ok)
+    differences = [abs(r.confidence - g.confidence) for r, g in ok]
     print(f"\nthe grammar's reply was a code for {len(ok)} of {n}; on those:")
     print(f"  same group letter: {same_group}, same code: {same} ({100 * same / len(ok):.1f}%)")
     print(f"  |readout - grammar| confidence: mean {statistics.fmean(differences):.4f}, "

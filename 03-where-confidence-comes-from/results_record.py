@@ -1,28 +1,34 @@
-"""One line of run.py's results file: made for one message (typed_line), and checked whole: every field a
-later post reads, its type and its range.
+"""One line of run.py's results file: made for one message (typed_line), checked whole, and read as a
+ResultsLine, the one type every later post reads answers as.
 
-Posts 04-08 trust these lines, so summary.py's loader checks each one here
-before any figure is computed: a line with a missing or wrong field stops the
-script with one sentence naming the file, the line and the field, instead of
-a KeyError (or a wrong number) somewhere later. The fields are the ones
-run.py writes today (README.md lists them); the committed reference files
-load unchanged. FIELDS is the one table of them, for the day a line becomes a
-frozen dataclass.
+    line = ResultsLine.from_json(json.loads(text), "results/x.jsonl line 12")
+    line.confidence, line.code, line.group_letter, line.to_json()
+
+Posts 04-08 trust these lines, so the loader (saved_answers.py) checks each
+one here before any figure is computed: a line with a missing or wrong field
+stops the script with one sentence naming the file, the line and the field,
+instead of an AttributeError (or a wrong number) somewhere later. The fields
+are the ones run.py writes (README.md lists them; FIELDS is the one table of
+their checks); the committed reference files load unchanged. The code string
+is taken apart once, here (group_letter, intent_letter).
 """
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, fields
 
 from batch import base_record
 from confidence import LetterTokens, answer_fields, read_answer
-from decision import STATUSES, ask_code
+from decision import FINAL_STATUSES, STATUSES, ask_code
 from labels import Message, split_code
 from llama_http import Client
 from typed_prompt import BuiltPrompt
 
 CODE = re.compile(r"[A-Z]-[A-Z]")
+# The two steps of a code: the group letter, then the intent letter (post 03 reads a distribution at each).
+STEPS = ("group", "intent")
 SHA256 = re.compile(r"[0-9a-f]{64}")
 # How far a distribution's sum may be from 1, and a confidence from p_group x p_intent_given_group.
 TOLERANCE = 1e-9
@@ -187,3 +193,158 @@ def check_record(record: dict, where: str) -> None:
     for name, letter in zip(("group_distribution", "intent_distribution"), split_code(code)):
         if letter not in record[name]:
             raise bad(name, f"has no letter {letter!r} of the code {code}")
+
+
+# Fields some lines have and others not: older files lack the first three; run.py --shortlist adds the
+# retriever's candidates, 08's combined.py the model's own answer and the weights it was combined with.
+OPTIONAL = ("grammar", "prompt_sha256", "flagged_logprobs", "shortlist", "model_code", "model_confidence",
+            "combined_weights")
+
+
+@dataclass(frozen=True)
+class ResultsLine:
+    """One message's line of a results file, as every post from 04 on reads it.
+
+    The fields are run.py's (README.md of post 03 lists them): probabilities
+    in [0, 1], wall_ms in milliseconds, distributions letter -> probability.
+    An answer (status ok) has a code and every answer field; a line without
+    one (invalid, too_long, error) has code None, confidence 0.0 and None in
+    every other answer field. shortlist: (code, retriever score) pairs, best
+    first, on lines of run.py --shortlist; model_code, model_confidence and
+    combined_weights on lines of 08's combined.py. Derived once, not stored:
+    group_letter and intent_letter of the code (None without one), and
+    gold_group_letter, gold_intent_letter of gold_code. gold_intent and
+    gold_code are None only for a live message that has no right answer
+    (08's route.py); every line of a file has them (from_json checks).
+
+    Made by from_json (which checks the line whole) or, in tests, directly.
+    """
+
+    id: str
+    text: str
+    gold_intent: str | None
+    gold_code: str | None
+    status: str
+    code: str | None
+    intent: str | None
+    correct: bool
+    right_group: bool
+    retried: bool
+    content: str
+    error: str | None
+    wall_ms: float
+    timings: Mapping
+    model: str
+    build: str | None
+    settings: Mapping
+    confidence: float
+    p_group: float | None
+    p_intent_given_group: float | None
+    group_distribution: Mapping[str, float] | None
+    intent_distribution: Mapping[str, float] | None
+    off_label_group: float | None
+    off_label_intent: float | None
+    missing_letters: int | None
+    tokens_in_code: int | None
+    grammar: bool | None = None
+    prompt_sha256: str | None = None
+    flagged_logprobs: int | None = None
+    shortlist: tuple[tuple[str, float], ...] | None = None
+    model_code: str | None = None
+    model_confidence: float | None = None
+    combined_weights: tuple[float, ...] | None = None
+    group_letter: str | None = field(init=False, repr=False, compare=False)
+    intent_letter: str | None = field(init=False, repr=False, compare=False)
+    gold_group_letter: str | None = field(init=False, repr=False, compare=False)
+    gold_intent_letter: str | None = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self):
+        letters = split_code(self.code) if self.code is not None else (None, None)
+        gold = split_code(self.gold_code) if self.gold_code is not None else (None, None)
+        for name, value in zip(("group_letter", "intent_letter", "gold_group_letter", "gold_intent_letter"),
+                               (*letters, *gold)):
+            object.__setattr__(self, name, value)  # a frozen dataclass sets derived fields this way
+
+    def distribution(self, step: str) -> Mapping[str, float] | None:
+        """group_distribution for step "group", intent_distribution for "intent"; ValueError for another step."""
+        return getattr(self, f"{_step(step)}_distribution")
+
+    def letter(self, step: str) -> str | None:
+        """The letter the answer wrote at step "group" or "intent" (None without an answer)."""
+        return getattr(self, f"{_step(step)}_letter")
+
+    def gold_letter(self, step: str) -> str | None:
+        """The right letter at step "group" or "intent", from gold_code (None for a live message)."""
+        return getattr(self, f"gold_{_step(step)}_letter")
+
+    @property
+    def is_answer(self) -> bool:
+        """True for a final outcome (status ok, invalid or too_long), False for a failed request (status error)."""
+        return self.status in FINAL_STATUSES
+
+    @classmethod
+    def from_json(cls, record: dict, where: str) -> ResultsLine:
+        """The line of a JSON object, checked whole first (check_record; ValueError naming `where` and the field).
+
+        A field this type does not know is refused too: a line of some other
+        script's file must not pass for an answer.
+        """
+        if not isinstance(record, dict):
+            raise ValueError(f"{where}: not a JSON object; not a line written by 03's run.py")
+        check_record(record, where)
+        known = {f.name for f in fields(cls) if f.init}
+        unknown = sorted(set(record) - known)
+        if unknown:
+            raise ValueError(f"{where}: field {unknown[0]!r} is not a field of a results line; "
+                             "not a line written by 03's run.py")
+        values = dict(record)
+        if values.get("shortlist") is not None:
+            values["shortlist"] = _shortlist(values["shortlist"], where)
+        if values.get("combined_weights") is not None:
+            values["combined_weights"] = tuple(values["combined_weights"])
+        return cls(**values)
+
+    def to_json(self) -> dict:
+        """The JSON object of the line, as run.py writes it (optional fields only when set; lists for tuples)."""
+        record = {}
+        for item in fields(self):
+            if not item.init:
+                continue
+            value = getattr(self, item.name)
+            if item.name in OPTIONAL and value is None:
+                continue
+            if item.name == "shortlist":
+                value = [[code, score] for code, score in value]
+            elif item.name == "combined_weights":
+                value = list(value)
+            record[item.name] = value
+        return record
+
+
+def _step(step: str) -> str:
+    if step not in STEPS:
+        raise ValueError(f"step must be one of {STEPS}, not {step!r}")
+    return step
+
+
+def _shortlist(value, where: str) -> tuple[tuple[str, float], ...]:
+    """A shortlist field ([[code, score], ...], best first) as pairs; ValueError naming `where` otherwise."""
+    if (isinstance(value, list) and value
+            and all(isinstance(p, list) and len(p) == 2 and _code(p[0]) is None and is_number(p[1]) for p in value)):
+        return tuple((code, float(score)) for code, score in value)
+    raise ValueError(f"{where}: field 'shortlist' is {value!r}: not a list of [code, score] pairs; "
+                     "not a line written by 03's run.py --shortlist")
+
+
+def answers_and_errors(lines: list[ResultsLine]) -> tuple[list[ResultsLine], list[ResultsLine]]:
+    """(the answers: status ok, invalid or too_long; the failed requests: status error), each in file order.
+
+    Every figure (accuracy, ECE, fits, thresholds) is taken over the answers;
+    the failed requests are reported as their own count.
+    """
+    return [r for r in lines if r.is_answer], [r for r in lines if not r.is_answer]
+
+
+def parse_lines(records: list[dict], where: str) -> list[ResultsLine]:
+    """ResultsLine.from_json of each record, named "<where> line <n>" (n from 1) in an error."""
+    return [ResultsLine.from_json(record, f"{where} line {number}") for number, record in enumerate(records, 1)]

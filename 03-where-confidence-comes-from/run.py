@@ -46,7 +46,7 @@ from saved_answers import own_results_path
 from summary import print_summary
 from typed_prompt import shortlist_of, shortlisted
 from typed_request import TOP_LOGPROBS, probe, request_settings
-from results_record import typed_line
+from results_record import parse_lines, typed_line
 
 
 def main() -> int:
@@ -89,7 +89,7 @@ def main() -> int:
     what = (f"{args.dataset} {args.split} (model {model}, top_logprobs {args.top_logprobs}"
             + (f", shortlist of {args.shortlist})" if args.shortlist else ")"))
     records = run_messages(messages, out, make_record, what)
-    print_summary(records, f"{args.dataset} {args.split}" + (f", shortlist of {args.shortlist}" if args.shortlist else ""))
+    print_summary(parse_lines(records, str(out)), f"{args.dataset} {args.split}" + (f", shortlist of {args.shortlist}" if args.shortlist else ""))
     return 0
 
 

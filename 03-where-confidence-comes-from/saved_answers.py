@@ -8,8 +8,8 @@ run.py writes a reader's own runs to 03-where-confidence-comes-from/results/;
 the committed reference runs of the CPU default model are in
 results/reference/. Without --results, a script reads the reader's own run
 once it holds an answer for every message of its split, else the reference
-run, and describe() says which and why. Each line is checked whole
-(results_record.py); the lines with status "error" (failed requests, not
+run, and describe() says which and why. Each line is checked whole and read
+as a ResultsLine (results_record.py); the lines with status "error" (failed requests, not
 answers) are kept apart: every script reports them as their own count and
 leaves them out of accuracy, ECE, fits and thresholds. The options that name
 the files (--dataset, --split, --results, --calib) are defined here once.
@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from registry import DATASETS, SPLITS
-from results_file import final_and_failed, is_final, numbered_records, relative, results_folder
-from results_record import check_record
+from results_file import is_final, numbered_records, relative, results_folder
+from results_record import ResultsLine, answers_and_errors
 
 ROOT = Path(__file__).resolve().parents[1]
 # run.py writes a reader's own runs here; the committed reference runs of the CPU default model are below it.
@@ -132,15 +132,15 @@ class Loaded:
     """One results file as the later posts read it.
 
     path: the file read. records: its answers (status ok, invalid or
-    too_long), one dict per message, each checked whole (results_record);
+    too_long), one ResultsLine per message, each checked whole;
     every figure is taken over these. errors: its error lines (failed
     requests), also checked, reported as their own count and left out of every
     figure; run.py asks them again.
     """
 
     path: Path
-    records: list[dict]
-    errors: list[dict]
+    records: list[ResultsLine]
+    errors: list[ResultsLine]
 
 
 def read_split(split: str, results: Path | None = None, dataset: str = "banking77", variant: str = "") -> Loaded:
@@ -148,36 +148,37 @@ def read_split(split: str, results: Path | None = None, dataset: str = "banking7
 
     Raises FileNotFoundError naming the run.py command that writes a missing
     file, and ValueError naming file, line and field for a line that is not a
-    results record (results_record.check_record), for an id on two lines, and
+    results line (ResultsLine.from_json), for an id on two lines, and
     for a file without a single answer.
     """
     command = run_command(dataset, split, variant)
     path = Path(results) if results else default_results(dataset, split, variant)[0]
     if results:
         command += f" --out {path}"
-    numbered = numbered_records(path, command)
+    lines: list[ResultsLine] = []
     seen: dict[str, int] = {}
-    for number, record in numbered:
+    for number, record in numbered_records(path, command):
         where = f"{path} line {number}"
-        check_record(record, where)
-        if record["id"] in seen:
-            raise ValueError(f"{where}: field 'id' is {record['id']!r}, already on line {seen[record['id']]}: a results "
+        line = ResultsLine.from_json(record, where)
+        if line.id in seen:
+            raise ValueError(f"{where}: field 'id' is {line.id!r}, already on line {seen[line.id]}: a results "
                              "file holds one line per message")
-        seen[record["id"]] = number
-    records, errors = final_and_failed([record for _, record in numbered])
+        seen[line.id] = number
+        lines.append(line)
+    records, errors = answers_and_errors(lines)
     if not records:
         failed = f" ({len(errors)} lines are failed requests, which the same command asks again)" if errors else ""
         raise ValueError(f"{path} holds no answers{failed}; write it with: {command}")
     return Loaded(path, records, errors)
 
 
-def load_results(split: str, results: Path | None = None, dataset: str = "banking77") -> tuple[Path, list[dict]]:
+def load_results(split: str, results: Path | None = None, dataset: str = "banking77") -> tuple[Path, list[ResultsLine]]:
     """(path, answers) of read_split(): the error lines are left out, so use read_split where they are reported."""
     loaded = read_split(split, results, dataset)
     return loaded.path, loaded.records
 
 
-def load_fit_and_report(args: argparse.Namespace) -> tuple[Path, list[dict], Path, list[dict]]:
+def load_fit_and_report(args: argparse.Namespace) -> tuple[Path, list[ResultsLine], Path, list[ResultsLine]]:
     """The calibration records to fit on and the records to report on, named by add_results_arguments(fits_on_calib=True).
 
     Returns (calib path, calib answers, path, answers) and prints one line
@@ -190,14 +191,14 @@ def load_fit_and_report(args: argparse.Namespace) -> tuple[Path, list[dict], Pat
     return calib.path, calib.records, report.path, report.records
 
 
-def describe(path: Path, records: list[dict], errors: int = 0) -> str:
+def describe(path: Path, records: list[ResultsLine], errors: int = 0) -> str:
     """One line naming the file, the model(s) it holds, why this file was read, and its error lines if any.
 
     The reason is one of: your own complete run, the committed reference run
     (and what is wrong with yours, if anything), or a file given on the
     command line. errors: how many failed requests the file holds (Loaded.errors).
     """
-    models = ", ".join(sorted({r["model"] for r in records}))
+    models = ", ".join(sorted({r.model for r in records}))
     why = "given on the command line"
     for dataset in DATASETS:
         for split in SPLITS:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # puts the post folders on sys.path
-from results_file import final_and_failed
+from results_record import ResultsLine, answers_and_errors
 from saved_answers import add_results_arguments, describe, read_split
 
 RANGES = ((0.0, 0.5), (0.5, 0.7), (0.7, 0.9), (0.9, 0.99), (0.99, 1.0))
@@ -47,7 +47,7 @@ def percentile(values: list[float], fraction: float) -> float:
 
 
 
-def print_summary(records: list[dict], title: str = "") -> None:
+def print_summary(records: list[ResultsLine], title: str = "") -> None:
     """The summary block of post 03 for one results file; title names it ("banking77 test").
 
     records may include error lines (failed requests): they get a line of
@@ -55,36 +55,36 @@ def print_summary(records: list[dict], title: str = "") -> None:
     time added up over the answers (a resumed run counts all). Off-label
     masses are over the answers with a code, in percent.
     """
-    records, failed = final_and_failed(records)
+    records, failed = answers_and_errors(records)
     n = len(records)
     if n == 0:
         print(f"\n{title}: no messages" + (f" answered ({len(failed)} failed requests)" if failed else ""))
         return
-    seconds = sum(r["wall_ms"] for r in records) / 1000
-    right = [r for r in records if r["correct"]]
-    wrong = [r for r in records if not r["correct"]]
-    ok = [r for r in records if r["status"] == "ok"]
+    seconds = sum(r.wall_ms for r in records) / 1000
+    right = [r for r in records if r.correct]
+    wrong = [r for r in records if not r.correct]
+    ok = [r for r in records if r.status == "ok"]
     rate = f" ({n / seconds:.2f} messages/s)" if seconds > 0 else ""
     print(f"\n{title}: {n} messages in {seconds:.0f} s of requests{rate}")
     if failed:
         print(f"  errors: {len(failed)} requests failed; left out of every figure below (the run.py command that "
               "wrote the file asks them again)")
-    no_code = {s: sum(r["status"] == s for r in records) for s in ("invalid", "too_long")}
+    no_code = {s: sum(r.status == s for r in records) for s in ("invalid", "too_long")}
     print(f"  valid codes: {len(ok)} ({100 * len(ok) / n:.1f}%)" + "".join(f", {s} {c}" for s, c in no_code.items() if c))
     print(f"  correct: {len(right)} ({100 * len(right) / n:.1f}%), right group: "
-          f"{sum(r['right_group'] for r in records)} ({100 * sum(r['right_group'] for r in records) / n:.1f}%)")
+          f"{sum(r.right_group for r in records)} ({100 * sum(r.right_group for r in records) / n:.1f}%)")
     for label, group in (("right", right), ("wrong", wrong)):
         if group:
-            print(f"  median confidence when {label}: {statistics.median(r['confidence'] for r in group):.3f}")
+            print(f"  median confidence when {label}: {statistics.median(r.confidence for r in group):.3f}")
     for step in ("group", "intent"):
-        masses = [100 * r[f"off_label_{step}"] for r in ok]
+        masses = [100 * getattr(r, f"off_label_{step}") for r in ok]
         if masses:
             print(f"  off-label mass at the {step} step: median {statistics.median(masses):.2f}%, "
                   f"95th percentile {percentile(masses, 0.95):.2f}%, max {max(masses):.2f}%")
     print(f"\n  {'confidence':<12} {'messages':>8} {'correct':>9}")
     for low, high in RANGES:
-        inside = [r for r in records if in_range(r["confidence"], low, high)]
-        accuracy = f"{100 * sum(r['correct'] for r in inside) / len(inside):8.1f}%" if inside else "        -"
+        inside = [r for r in records if in_range(r.confidence, low, high)]
+        accuracy = f"{100 * sum(r.correct for r in inside) / len(inside):8.1f}%" if inside else "        -"
         print(f"  {low:.2f}-{high:<7.2f} {len(inside):8d} {accuracy}")
 
 

@@ -20,6 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # puts the post folders on sys.path
+from results_record import ResultsLine
 from saved_answers import add_results_arguments, describe, read_split
 
 N_BINS = 15
@@ -147,10 +148,10 @@ def nll(confidences: list[float], corrects: list[bool]) -> float:
     return total / len(confidences)
 
 
-def outcomes(records: list[dict]) -> tuple[list[float], list[bool]]:
+def outcomes(records: list[ResultsLine]) -> tuple[list[float], list[bool]]:
     """(confidences, corrects) of post 03 answers; one without a code (invalid, too_long) carries confidence 0 and
-    counts as wrong. Error lines are no answers: summary's loader leaves them out before this."""
-    return [r["confidence"] for r in records], [bool(r["correct"]) for r in records]
+    counts as wrong. Error lines are no answers: saved_answers.read_split leaves them out before this."""
+    return [r.confidence for r in records], [r.correct for r in records]
 
 
 def print_bins(bins: list[Bin]) -> None:

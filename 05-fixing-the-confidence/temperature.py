@@ -24,12 +24,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # puts the post folders on sys.path
 from ece import N_BINS, ece, outcomes, reliability_bins
-from labels import split_code
 from plot import add_plot_arguments, has_display, png_path, pyplot, reliability_figure, save_figure
+from results_record import STEPS, ResultsLine
 from saved_answers import add_results_arguments, load_fit_and_report
 
 BOUNDS = (0.05, 20.0)
-STEPS = ("group", "intent")
 # Golden-section search stops when the bracket on log T is this narrow.
 LOG_T_TOLERANCE = 1e-10
 
@@ -107,7 +106,7 @@ def step_nll(examples: list[StepExample], temperature: float) -> float:
     return -sum(log_scale(e.distribution, temperature)[e.right_letter] for e in examples) / len(examples)
 
 
-def step_examples(records: list[dict], step: str) -> tuple[list[StepExample], int]:
+def step_examples(records: list[ResultsLine], step: str) -> tuple[list[StepExample], int]:
     """The examples that can be scored at one step, and how many were skipped for a right letter at 0.
 
     group step: every answer with status ok; the right letter is the gold
@@ -118,10 +117,9 @@ def step_examples(records: list[dict], step: str) -> tuple[list[StepExample], in
         raise ValueError(f"step must be one of {STEPS}, not {step!r}")
     examples, skipped = [], 0
     for record in records:
-        if record["status"] != "ok" or (step == "intent" and not record["right_group"]):
+        if record.status != "ok" or (step == "intent" and not record.right_group):
             continue
-        group_letter, intent_letter = split_code(record["gold_code"])
-        example = StepExample(record[f"{step}_distribution"], group_letter if step == "group" else intent_letter)
+        example = StepExample(record.distribution(step), record.gold_letter(step))
         if example.distribution.get(example.right_letter, 0.0) > 0:
             examples.append(example)
         else:
@@ -179,7 +177,7 @@ def fit_temperature(examples: list[StepExample], step: str = "", bounds: tuple[f
                           len(examples), skipped, at_bound)
 
 
-def fit_temperatures(records: list[dict], bounds: tuple[float, float] = BOUNDS) -> dict[str, TemperatureFit]:
+def fit_temperatures(records: list[ResultsLine], bounds: tuple[float, float] = BOUNDS) -> dict[str, TemperatureFit]:
     """One fit per step ("group", "intent") on the calibration records."""
     fits = {}
     for step in STEPS:
@@ -188,38 +186,36 @@ def fit_temperatures(records: list[dict], bounds: tuple[float, float] = BOUNDS) 
     return fits
 
 
-def scaled_confidence(record: dict, t_group: float, t_intent: float) -> float:
+def scaled_confidence(record: ResultsLine, t_group: float, t_intent: float) -> float:
     """The confidence of a post 03 record after temperature scaling: P_T(group) x P_T(intent | group).
 
     The code stays the one in the record. A record without a code (status not
     ok) keeps confidence 0. With both temperatures 1 this gives back the
     record's own confidence.
     """
-    if record["status"] != "ok":
+    if record.status != "ok":
         return 0.0
-    group_letter, intent_letter = split_code(record["code"])
-    return (scale(record["group_distribution"], t_group)[group_letter]
-            * scale(record["intent_distribution"], t_intent)[intent_letter])
+    return (scale(record.group_distribution, t_group)[record.group_letter]
+            * scale(record.intent_distribution, t_intent)[record.intent_letter])
 
 
-def scaled_confidences(records: list[dict], fits: dict[str, TemperatureFit]) -> list[float]:
+def scaled_confidences(records: list[ResultsLine], fits: dict[str, TemperatureFit]) -> list[float]:
     """scaled_confidence for every record with the fitted temperatures."""
     return [scaled_confidence(r, fits["group"].temperature, fits["intent"].temperature) for r in records]
 
 
-def step_honesty(records: list[dict], step: str, temperature: float) -> tuple[int, float, float]:
+def step_honesty(records: list[ResultsLine], step: str, temperature: float) -> tuple[int, float, float]:
     """One step on its own: (answers, how often the chosen letter was right, mean P_T(chosen letter)).
 
     group step: every answer with status ok. intent step: answers whose group
     was right (the only ones where the intent letter can be right). A step is
     honest on average when the two fractions (in [0, 1]) agree.
     """
-    rows = [r for r in records if r["status"] == "ok" and (step == "group" or r["right_group"])]
+    rows = [r for r in records if r.status == "ok" and (step == "group" or r.right_group)]
     if not rows:
         return 0, 0.0, 0.0
-    position = 0 if step == "group" else 1
-    right = sum(split_code(r["code"])[position] == split_code(r["gold_code"])[position] for r in rows)
-    mean_p = sum(scale(r[f"{step}_distribution"], temperature)[split_code(r["code"])[position]] for r in rows)
+    right = sum(r.letter(step) == r.gold_letter(step) for r in rows)
+    mean_p = sum(scale(r.distribution(step), temperature)[r.letter(step)] for r in rows)
     return len(rows), right / len(rows), mean_p / len(rows)
 
 

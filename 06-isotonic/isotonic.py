@@ -23,6 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # puts the post folders on sys.path
 from ece import N_BINS, check_inputs, ece, outcomes, print_bins, reliability_bins
 from plot import add_plot_arguments, has_display, png_path, pyplot, reliability_figure, save_figure
+from results_record import ResultsLine
 from saved_answers import add_results_arguments, load_fit_and_report
 from temperature import fit_temperatures, scaled_confidences
 
@@ -112,7 +113,7 @@ def fit_isotonic(confidences: list[float], corrects: list[bool]) -> IsotonicFit:
     return IsotonicFit(tuple(thresholds), tuple(pool_adjacent_violators(accuracy, weights)))
 
 
-def confidence_variants(calib: list[dict], records: list[dict],
+def confidence_variants(calib: list[ResultsLine], records: list[ResultsLine],
                         isotonic: IsotonicFit | None = None) -> dict[str, list[float]]:
     """Raw, temperature-scaled (post 05) and isotonic confidences of `records`, both fitted on `calib`.
 

@@ -54,7 +54,7 @@ from results_file import results_folder
 from separation import SingleClassError, auroc
 from typed_prompt import BuiltPrompt, build_prompt
 from typed_request import TOP_LOGPROBS, probe, request_settings
-from results_record import typed_line
+from results_record import ResultsLine, parse_lines, typed_line
 
 DEFAULT_LIMIT = 200
 DEFAULT_ORDERS = 4
@@ -103,7 +103,7 @@ def reordered(labels: LabelSet, k: int) -> LabelSet:
     return LabelSet(tuple(groups), labels.calibration_rows)
 
 
-def intent_probabilities(record: dict, built: BuiltPrompt) -> dict[str, float]:
+def intent_probabilities(record: ResultsLine, built: BuiltPrompt) -> dict[str, float]:
     """intent name -> P(group) x P(intent | group) for the intents of the group a results line chose.
 
     record: a line of run.py's format, whose letters are those of `built`
@@ -112,12 +112,12 @@ def intent_probabilities(record: dict, built: BuiltPrompt) -> dict[str, float]:
     up in built.codes, so the keys are intent names, the same in every order.
     A line without a code gives {}.
     """
-    if record.get("status") != "ok" or not record.get("group_distribution"):
+    if record.status != "ok" or not record.group_distribution:
         return {}
-    group = record["code"][0]
-    p_group = record["group_distribution"][group]
+    group = record.group_letter
+    p_group = record.group_distribution[group]
     return {built.codes[f"{group}-{letter}"].intent: p_group * p
-            for letter, p in record["intent_distribution"].items()}
+            for letter, p in record.intent_distribution.items()}
 
 
 def mean_by_intent(per_order: list[dict[str, float]]) -> dict[str, float]:
@@ -165,7 +165,7 @@ def scores(confidences: list[float], corrects: list[bool]) -> tuple[float, float
     return sum(corrects) / len(corrects), ece(confidences, corrects), area
 
 
-def ask_in_order(client: Client, built: BuiltPrompt, messages, out: Path, model: str, what: str) -> list[dict]:
+def ask_in_order(client: Client, built: BuiltPrompt, messages, out: Path, model: str, what: str) -> list[ResultsLine]:
     """run.py's line for every message, asked with `built`, in the results file `out` (resumed when it exists).
 
     Raises ValueError when `out` holds lines of another model or asked with
@@ -176,13 +176,14 @@ def ask_in_order(client: Client, built: BuiltPrompt, messages, out: Path, model:
     tokens = letter_tokens(client)
     settings = request_settings(built, True, TOP_LOGPROBS)
 
-    return run_messages(messages, out,
-                        lambda message: typed_line(client, built, tokens, message, model, settings, TOP_LOGPROBS), what)
+    return parse_lines(run_messages(
+        messages, out, lambda message: typed_line(client, built, tokens, message, model, settings, TOP_LOGPROBS), what),
+        str(out))
 
 
-def prefill(records: list[dict]) -> tuple[int, float]:
+def prefill(records: list[ResultsLine]) -> tuple[int, float]:
     """(prompt tokens, seconds) of the request that processed the most prompt: an order's one-off cost."""
-    timings = max((r.get("timings") or {} for r in records), key=lambda t: t.get("prompt_n", 0), default={})
+    timings = max((r.timings for r in records), key=lambda t: t.get("prompt_n", 0), default={})
     return timings.get("prompt_n", 0), timings.get("prompt_ms", 0.0) / 1000
 
 
@@ -212,21 +213,21 @@ def main() -> int:
     for k in range(args.permutations):
         built = build_prompt(reordered(labels, k))
         out = folder / f"letter-order-banking77-calib-order{k}.jsonl"
-        by_id = {r["id"]: r for r in ask_in_order(client, built, messages, out, info["model"],
+        by_id = {r.id: r for r in ask_in_order(client, built, messages, out, info["model"],
                                                   f"order {k}, {order_name(k)}")}
         prompts.append(built)
         answers.append([by_id[m.id] for m in messages])  # the messages' order, whatever the file's
 
     n = len(messages)
-    picked = [[r["intent"] for r in records] for records in answers]
+    picked = [[r.intent for r in records] for records in answers]
     gold = [m.intent for m in messages]
     print(f"\n{'order':<5} {'listed as':<20} {'prefill':>17} {'median ms':>10} {'correct':>8} {'differs from 0':>15}")
     for k, records in enumerate(answers):
         tokens, seconds = prefill(records)
-        right = 100 * sum(r["correct"] for r in records) / n
+        right = 100 * sum(r.correct for r in records) / n
         flips = f"{100 * flip_rate(picked[0], picked[k]):14.1f}%" if k else f"{'-':>15}"
         print(f"{k:<5} {order_name(k):<20} {tokens:6,} tok {seconds:4.0f} s "
-              f"{statistics.median(r['wall_ms'] for r in records):10.0f} {right:7.1f}% {flips}")
+              f"{statistics.median(r.wall_ms for r in records):10.0f} {right:7.1f}% {flips}")
     changed = [any(p[i] != picked[0][i] for p in picked[1:]) for i in range(n)]
     group_of = {intent.name: intent.group for intent in labels.intents}
     pairs = [(picked[0][i], p[i]) for p in picked[1:] for i in range(n) if p[i] != picked[0][i]]
@@ -239,7 +240,7 @@ def main() -> int:
 
     by_intent = [[intent_probabilities(records[i], built) for records, built in zip(answers, prompts)] for i in range(n)]
     mean_answers = [debiased(per_order) for per_order in by_intent]
-    before = scores([r["confidence"] for r in answers[0]], [bool(r["correct"]) for r in answers[0]])
+    before = scores([r.confidence for r in answers[0]], [r.correct for r in answers[0]])
     after = scores([c for _, c in mean_answers], [a == g for (a, _), g in zip(mean_answers, gold)])
     print(f"\n{'':<26} {'accuracy':>9} {'ECE':>7} {'AUROC':>7}")
     for label, (accuracy, error, area) in (("order 0 (before)", before),

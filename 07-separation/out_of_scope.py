@@ -37,6 +37,7 @@ from isotonic import confidence_variants
 from labels import split_code
 from registry import dataset_named
 from separation import SingleClassError, SweepPoint, auroc, percent, sweep
+from results_record import ResultsLine
 from saved_answers import add_results_arguments, load_fit_and_report
 
 RECALL = 0.95
@@ -106,7 +107,7 @@ class Detector:
     rule: Callable[[float], str]
 
 
-def detectors(records: list[dict], variants: dict[str, list[float]], codes: frozenset[str]) -> list[Detector]:
+def detectors(records: list[ResultsLine], variants: dict[str, list[float]], codes: frozenset[str]) -> list[Detector]:
     """The detectors of this post for the records (post 03's fields), in the order they are printed.
 
     variants: 06's confidence_variants of the same records; codes: the
@@ -124,14 +125,14 @@ def detectors(records: list[dict], variants: dict[str, list[float]], codes: froz
     (letter,) = letters
     code_text = code_list(codes)
     found = [Detector(f"P({code_text})",
-                      [r["group_distribution"][letter] if r["status"] == "ok" else 0.0 for r in records],
+                      [r.group_distribution[letter] if r.status == "ok" else 0.0 for r in records],
                       lambda t: f"P({code_text}) >= {t:.3f}")]
     for name, confidences in variants.items():
         found.append(Detector(f"1 - {name}", [1.0 - c for c in confidences],
                               lambda t, name=name: f"{name} <= {1.0 - t:.3f}"))
     for name, confidences in variants.items():
         found.append(Detector(f"{code_text}, then 1 - {name}",
-                              [1.0 if r["code"] in codes else (1.0 - c) / 2 for r, c in zip(records, confidences)],
+                              [1.0 if r.code in codes else (1.0 - c) / 2 for r, c in zip(records, confidences)],
                               lambda t, name=name: (f"{code_text} only" if t > 0.5
                                                     else f"{code_text} or {name} <= {1.0 - 2 * t:.3f}")))
     return found
@@ -160,12 +161,12 @@ def main() -> int:
     calib_path, calib, path, records = load_fit_and_report(args)
     if calib_path.resolve() == path.resolve():
         print("note: fitted and scored on the same answers, so temperature and isotonic look better than they are")
-    positives = [r["gold_code"] in codes for r in records]
+    positives = [r.gold_code in codes for r in records]
     n_out = sum(positives)
     if n_out in (0, len(records)):
         raise ValueError(f"{path} has {n_out} out-of-scope messages of {len(records)}: detection needs both kinds")
     n_in = len(records) - n_out
-    answered = [r["code"] in codes for r in records]
+    answered = [r.code in codes for r in records]
     caught = sum(a and p for a, p in zip(answered, positives))
     false_alarms = sum(a and not p for a, p in zip(answered, positives))
     code_text = code_list(codes)

@@ -48,6 +48,7 @@ from guarantee import LEVEL, Interval, check_probability, clopper_pearson, numbe
 from labels import split_code
 from out_of_scope import out_of_scope_codes
 from separation import percent
+from results_record import ResultsLine
 from saved_answers import add_results_arguments, load_fit_and_report
 
 ALPHAS = (0.1, 0.2)
@@ -59,10 +60,10 @@ ASK_SIZES = (2, 3)
 Groups = dict[str, tuple[str, ...]]
 
 
-def code_probability(record: dict, code: str) -> float:
+def code_probability(record: ResultsLine, code: str) -> float:
     """The model's probability of `code` for this answer, or an upper bound of it, in [0, 1].
 
-    record: a post 03 record (status, code, group_distribution,
+    record: a post 03 answer (status, code, group_distribution,
     intent_distribution). In the group the model chose: P(group) x P(intent |
     group), the product post 03 defines (a letter missing from the
     distribution counts 0). In another group g: P(g) x 1, an upper bound,
@@ -70,16 +71,16 @@ def code_probability(record: dict, code: str) -> float:
     group distribution counts 0. An answer without a code (status not ok)
     says nothing: 1 for every code.
     """
-    if record["status"] != "ok":
+    if record.status != "ok":
         return 1.0
-    group, letter = code.split("-")
-    p_group = record["group_distribution"].get(group, 0.0)
-    if group != split_code(record["code"])[0]:
+    group, letter = split_code(code)
+    p_group = record.group_distribution.get(group, 0.0)
+    if group != record.group_letter:
         return p_group
-    return p_group * record["intent_distribution"].get(letter, 0.0)
+    return p_group * record.intent_distribution.get(letter, 0.0)
 
 
-def score(record: dict, code: str) -> float:
+def score(record: ResultsLine, code: str) -> float:
     """The LAC nonconformity score of `code` for this answer: 1 - code_probability, in [0, 1] (Sadinle et al. 2019)."""
     return 1.0 - code_probability(record, code)
 
@@ -124,12 +125,12 @@ def conformal_quantile(scores: list[float], alpha: float) -> ConformalFit:
     return ConformalFit(alpha, n, rank, quantile)
 
 
-def fit_conformal(calib: list[dict], alpha: float) -> ConformalFit:
+def fit_conformal(calib: list[ResultsLine], alpha: float) -> ConformalFit:
     """conformal_quantile of the score of each calib message's right code (its gold_code)."""
-    return conformal_quantile([score(r, r["gold_code"]) for r in calib], alpha)
+    return conformal_quantile([score(r, r.gold_code) for r in calib], alpha)
 
 
-def prediction_set(record: dict, fit: ConformalFit, groups: Groups) -> tuple[str, ...]:
+def prediction_set(record: ResultsLine, fit: ConformalFit, groups: Groups) -> tuple[str, ...]:
     """The codes whose score is at most fit.quantile, most probable first (ties by code).
 
     groups: every group letter and its intent letters (groups_of or
@@ -141,12 +142,12 @@ def prediction_set(record: dict, fit: ConformalFit, groups: Groups) -> tuple[str
     return tuple(sorted(inside, key=lambda code: (-code_probability(record, code), code)))
 
 
-def covers(record: dict, fit: ConformalFit) -> bool:
+def covers(record: ResultsLine, fit: ConformalFit) -> bool:
     """Whether the message's right code is in its set (score of gold_code at most the quantile)."""
-    return score(record, record["gold_code"]) <= fit.quantile
+    return score(record, record.gold_code) <= fit.quantile
 
 
-def groups_of(records: list[dict]) -> Groups:
+def groups_of(records: list[ResultsLine]) -> Groups:
     """The groups and their intent letters, read from the answers: the letters of intent_distribution of every
     answer that chose the group (post 03 renormalizes over all the letters the grammar allows there).
 
@@ -158,10 +159,10 @@ def groups_of(records: list[dict]) -> Groups:
     groups: dict[str, tuple[str, ...]] = {}
     offered: set[str] = set()
     for record in records:
-        if record["status"] != "ok":
+        if record.status != "ok":
             continue
-        offered.update(record["group_distribution"])
-        group, letters = split_code(record["code"])[0], tuple(sorted(record["intent_distribution"]))
+        offered.update(record.group_distribution)
+        group, letters = record.group_letter, tuple(sorted(record.intent_distribution))
         if groups.setdefault(group, letters) != letters:
             raise ValueError(f"answers of group {group} were scored over different letters ({''.join(groups[group])} "
                              f"and {''.join(letters)}): the records come from different label sets")
@@ -176,7 +177,7 @@ def label_groups(codes) -> Groups:
     """The groups of a list of codes ("A-A", "A-B", ...), e.g. the keys of a built prompt's intents."""
     groups: dict[str, list[str]] = {}
     for code in codes:
-        group, letter = code.split("-")
+        group, letter = split_code(code)
         groups.setdefault(group, []).append(letter)
     return {group: tuple(sorted(letters)) for group, letters in sorted(groups.items())}
 
@@ -255,7 +256,7 @@ class SetReport:
     expected: tuple[float, float]
 
 
-def report_sets(records: list[dict], fit: ConformalFit, groups: Groups,
+def report_sets(records: list[ResultsLine], fit: ConformalFit, groups: Groups,
                 out_of_scope: frozenset[str] = frozenset(), level: float = LEVEL) -> SetReport:
     """Set sizes, coverage and set routes of every record. Raises ValueError on no records."""
     if not records:

@@ -44,7 +44,7 @@ import argparse
 import json
 import math
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -52,6 +52,7 @@ import series  # puts the post folders on sys.path
 from labels import split_code
 from registry import DATASETS
 from results_file import relative, replace_lines
+from results_record import ResultsLine
 from saved_answers import add_dataset_argument, describe, own_results_path, read_split
 
 FLOOR = 1e-6
@@ -82,27 +83,26 @@ class Weights:
     fitted_on: int = 0
 
 
-def candidates_of(record: dict) -> list[Candidate]:
+def candidates_of(record: ResultsLine) -> list[Candidate]:
     """The candidates of one shortlist results line (run.py --shortlist K).
 
-    record: a line with "shortlist" ([[code, score], ...], best first, scores
-    >= 0), "code" (the model's answer or None), "group_distribution" (group
-    letter -> P, over the shortlist's groups) and "intent_distribution"
+    record: a line with a shortlist ((code, score) pairs, best first, scores
+    >= 0), code (the model's answer or None), group_distribution (group
+    letter -> P, over the shortlist's groups) and intent_distribution
     (intent letter -> P, over the chosen group's shortlisted letters).
     A line whose model answer failed (no code) gets model(c) = 1/K for every
     candidate, so the retriever decides. Raises ValueError on a line without
     a shortlist or with a negative score.
     """
-    shortlist = record.get("shortlist")
+    shortlist = record.shortlist
     if not shortlist:
-        raise ValueError(f"line {record.get('id')!r} has no shortlist: write it with 03's run.py --shortlist K")
+        raise ValueError(f"line {record.id!r} has no shortlist: write it with 03's run.py --shortlist K")
     if any(score < 0 for _, score in shortlist):
-        raise ValueError(f"line {record.get('id')!r} has a negative retriever score")
+        raise ValueError(f"line {record.id!r} has a negative retriever score")
     total = sum(score for _, score in shortlist)
     retriever = {code: (score / total if total > 0 else 1 / len(shortlist)) for code, score in shortlist}
-    if record.get("code") is None:
+    if record.code is None:
         return [Candidate(code, 1 / len(shortlist), retriever[code]) for code, _ in shortlist]
-    chosen_group = split_code(record["code"])[0]
     group_score: dict[str, float] = {}
     for code, _ in shortlist:
         group = split_code(code)[0]
@@ -110,9 +110,9 @@ def candidates_of(record: dict) -> list[Candidate]:
     candidates = []
     for code, _ in shortlist:
         group, letter = split_code(code)
-        p_group = record["group_distribution"].get(group, 0.0)
-        if group == chosen_group:
-            p_intent = record["intent_distribution"].get(letter, 0.0)
+        p_group = record.group_distribution.get(group, 0.0)
+        if group == record.group_letter:
+            p_intent = record.intent_distribution.get(letter, 0.0)
         else:  # the model never scored this group's intents: split P(group) the retriever's way
             p_intent = retriever[code] / group_score[group] if group_score[group] > 0 else 0.0
         candidates.append(Candidate(code, p_group * p_intent, retriever[code]))
@@ -196,54 +196,51 @@ def fit_weights(examples: list[tuple[list[Candidate], str]]) -> Weights:
     return Weights(a, b, value, len(usable))
 
 
-def combined_record(record: dict, weights: Weights, intent_of: dict[str, str]) -> dict:
+def combined_record(record: ResultsLine, weights: Weights, intent_of: dict[str, str]) -> ResultsLine:
     """A results line of post 03's fields whose decision and confidence are the combined ones.
 
-    The model's own answer moves to "model_code" / "model_confidence"; the
+    The model's own answer moves to model_code / model_confidence; the
     combined distribution is written as group_distribution (mass per group)
     and intent_distribution (within the chosen group), so that
     confidence = p_group x p_intent_given_group as everywhere in the series.
     intent_of: code -> intent name (prompt.codes of the dataset). A line
     without a shortlist or without a code (status not ok) is returned as it is.
     """
-    if not record.get("shortlist") or record.get("status") != "ok":
+    if not record.shortlist or record.status != "ok":
         return record
     probabilities = combine(candidates_of(record), weights)
-    code = max(probabilities, key=lambda c: (probabilities[c], c == record.get("code")))
-    group = split_code(code)[0]
+    code = max(probabilities, key=lambda c: (probabilities[c], c == record.code))
+    group, letter = split_code(code)
     groups: dict[str, float] = {}
     for candidate, p in probabilities.items():
         groups[split_code(candidate)[0]] = groups.get(split_code(candidate)[0], 0.0) + p
     intents = {split_code(c)[1]: p / groups[group] for c, p in probabilities.items() if split_code(c)[0] == group}
-    gold = record.get("gold_code")  # a live message (route.py) has none
-    return {
-        **record,
-        "status": "ok", "code": code, "intent": intent_of[code],
-        "correct": code == gold, "right_group": gold is not None and group == split_code(gold)[0],
-        "confidence": probabilities[code], "p_group": groups[group], "p_intent_given_group": intents[split_code(code)[1]],
-        "group_distribution": groups, "intent_distribution": intents,
-        "model_code": record.get("code"), "model_confidence": record.get("confidence"),
-        "combined_weights": [weights.model, weights.retriever],
-    }
+    return replace(
+        record, status="ok", code=code, intent=intent_of[code],
+        correct=code == record.gold_code, right_group=group == record.gold_group_letter,  # False without gold
+        confidence=probabilities[code], p_group=groups[group], p_intent_given_group=intents[letter],
+        group_distribution=groups, intent_distribution=intents,
+        model_code=record.code, model_confidence=record.confidence,
+        combined_weights=(weights.model, weights.retriever))
 
 
-def accuracy(records: list[dict]) -> str:
+def accuracy(records: list[ResultsLine]) -> str:
     """The share of right answers as a percentage with one decimal ("-" for none)."""
-    return f"{100 * sum(r['correct'] for r in records) / len(records):5.1f}%" if records else "    -"
+    return f"{100 * sum(r.correct for r in records) / len(records):5.1f}%" if records else "    -"
 
 
-def as_retriever_first(record: dict) -> dict:
+def as_retriever_first(record: ResultsLine) -> ResultsLine:
     """The line as if the retriever's first code were the answer (for the comparison only)."""
-    code = record["shortlist"][0][0]
-    return {**record, "code": code, "correct": code == record["gold_code"]}
+    code = record.shortlist[0][0]
+    return replace(record, code=code, correct=code == record.gold_code)
 
 
-def as_on_shortlist(record: dict) -> dict:
+def as_on_shortlist(record: ResultsLine) -> ResultsLine:
     """The line counted right when the right code is anywhere on the shortlist (the best any choice can do)."""
-    return {**record, "correct": any(code == record["gold_code"] for code, _ in record["shortlist"])}
+    return replace(record, correct=any(code == record.gold_code for code, _ in record.shortlist))
 
 
-def print_comparison(rows: list[tuple[str, list[dict], list[dict]]], out_of_scope: frozenset[str]) -> None:
+def print_comparison(rows: list[tuple[str, list[ResultsLine], list[ResultsLine]]], out_of_scope: frozenset[str]) -> None:
     """One line per decision: accuracy on calib and test; with out-of-scope codes also the in-scope accuracy on
     test and the share of out-of-scope test messages whose decision is an out-of-scope code (its recall)."""
     header = f"{'decision':<32} {'calib':>7} {'test':>7}"
@@ -252,10 +249,10 @@ def print_comparison(rows: list[tuple[str, list[dict], list[dict]]], out_of_scop
     print(header)
     for name, calib, test in rows:
         line = f"{name:<32} {accuracy(calib):>7} {accuracy(test):>7}"
-        outside = [r for r in test if r["gold_code"] in out_of_scope]
+        outside = [r for r in test if r.gold_code in out_of_scope]
         if out_of_scope and outside:
-            inside = [r for r in test if r["gold_code"] not in out_of_scope]
-            found = sum(r["code"] in out_of_scope for r in outside)
+            inside = [r for r in test if r.gold_code not in out_of_scope]
+            found = sum(r.code in out_of_scope for r in outside)
             line += f" {accuracy(inside):>15} {100 * found / len(outside):18.1f}%"
         print(line)
 
@@ -273,7 +270,7 @@ def main() -> int:
     test = read_split("test", None, args.dataset, variant)
     print(f"fit on    {describe(calib.path, calib.records, len(calib.errors))}")
     print(f"report on {describe(test.path, test.records, len(test.errors))}")
-    weights = fit_weights([(candidates_of(r), r["gold_code"]) for r in calib.records if r["status"] == "ok"])
+    weights = fit_weights([(candidates_of(r), r.gold_code) for r in calib.records if r.status == "ok"])
     print(f"\nweights fitted on the {weights.fitted_on} calib answers whose right code is on the shortlist: "
           f"P(code) proportional to model^{weights.model:.3f} x retriever^{weights.retriever:.3f}\n")
     dataset = DATASETS[args.dataset]
@@ -297,7 +294,7 @@ def main() -> int:
         path = own_results_path(args.dataset, split, f"combined{args.shortlist}")
         path.parent.mkdir(parents=True, exist_ok=True)
         errors = calib.errors if split == "calib" else test.errors
-        replace_lines(path, [json.dumps(r, ensure_ascii=False).encode() for r in records + errors])
+        replace_lines(path, [json.dumps(r.to_json(), ensure_ascii=False).encode() for r in records + errors])
         print(f"wrote {relative(path)} ({len(records)} answers)")
     return 0
 

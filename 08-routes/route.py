@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # puts the post folders on sys.path
 from ask_sets import ConformalFit, Groups, alpha_value, fit_conformal, label_groups, prediction_set, set_route
 from combined import Weights, combined_record
-from confidence import answer_fields, letter_tokens, read_answer
+from confidence import TypedAnswer, answer_fields, letter_tokens, read_answer
 from customer_messages import ROUTED
 from decision import CodeReply, ask_code
 from guarantee import confidence_percent
@@ -39,6 +39,7 @@ from labels import Intent
 from llama_http import Client, exit_on_server_errors
 from registry import DATASETS
 from routes import Calibrator, Thresholds, add_threshold_arguments, route_of, thresholds_from, top_two
+from results_record import ResultsLine
 from saved_answers import add_calib_arguments
 from typed_prompt import BuiltPrompt, shortlist_of, shortlisted
 from typed_request import TOP_LOGPROBS, probe
@@ -77,24 +78,29 @@ def clarifying_question(first: Intent, *others: Intent) -> str:
     return f"Just to be sure: is your message about {', about '.join(named[:-1])}, or about {named[-1]}?"
 
 
-def hand_over_text(record: dict, built: BuiltPrompt, calibrated: float, out_of_scope: frozenset[str]) -> str:
+def hand_over_text(record: ResultsLine, built: BuiltPrompt, calibrated: float, out_of_scope: frozenset[str]) -> str:
     """One line for the person who takes the message over: why it came to them, and the model's best guess."""
-    if record["status"] != "ok":
-        return f"Handed over to a person: the model gave no code ({record['status']})."
-    words = plain_words(built.intents[record["code"]])
-    if record["code"] in out_of_scope:
-        return f"Handed over to a person: the model says the message is out of scope ({record['code']} {words})."
-    return (f"Handed over to a person: the model's best guess is {words}, code {record['code']}, "
+    if record.status != "ok":
+        return f"Handed over to a person: the model gave no code ({record.status})."
+    words = plain_words(built.intents[record.code])
+    if record.code in out_of_scope:
+        return f"Handed over to a person: the model says the message is out of scope ({record.code} {words})."
+    return (f"Handed over to a person: the model's best guess is {words}, code {record.code}, "
             f"only {100 * calibrated:.0f}% sure: too unsure to act or to ask.")
 
 
-def record_of(reply: CodeReply, answer) -> dict:
-    """The fields of a post 03 results line that routing needs, for one live answer."""
-    return {"status": reply.status, "code": reply.code, "intent": answer.intent if answer else None,
-            **answer_fields(answer)}
+def live_line(message: str, reply: CodeReply, answer: TypedAnswer | None, model: str,
+              shortlist: tuple[tuple[str, float], ...] | None = None) -> ResultsLine:
+    """The results line of one live message: post 03's fields of the answer, no right answer (gold_code None,
+    correct and right_group False), so that routing reads it as it reads a line of a results file."""
+    return ResultsLine(
+        id="live", text=message, gold_intent=None, gold_code=None, status=reply.status, code=reply.code,
+        intent=answer.intent if answer else None, correct=False, right_group=False, retried=reply.retried,
+        content=reply.content, error=reply.error, wall_ms=reply.wall_ms, timings=reply.timings, model=model,
+        build=None, settings={}, shortlist=shortlist, **answer_fields(answer))
 
 
-def print_route(message: str, record: dict, built: BuiltPrompt, calibrate: Calibrator, thresholds: Thresholds,
+def print_route(message: str, record: ResultsLine, built: BuiltPrompt, calibrate: Calibrator, thresholds: Thresholds,
                 conformal: tuple[ConformalFit, Groups] | None = None) -> str:
     """Print intent and code, raw and calibrated confidence, the route and its text; return the route.
 
@@ -102,16 +108,16 @@ def print_route(message: str, record: dict, built: BuiltPrompt, calibrate: Calib
     the message's ask set and the route it gives are printed after the route.
     """
     print(f"message: {message}")
-    calibrated = calibrate(record) if record["status"] == "ok" else 0.0
+    calibrated = calibrate(record) if record.status == "ok" else 0.0
     route = route_of(record, calibrated, thresholds)
-    if record["status"] == "ok":
-        print(f"intent: {record['intent']}  code {record['code']}")
-        print(f"confidence: raw {record['confidence']:.3f} -> calibrated {calibrated:.3f}")
+    if record.status == "ok":
+        print(f"intent: {record.intent}  code {record.code}")
+        print(f"confidence: raw {record.confidence:.3f} -> calibrated {calibrated:.3f}")
     else:
-        print(f"no code: status {record['status']}")
+        print(f"no code: status {record.status}")
     print(f"route: {route.replace('_', ' ')}")
     if route == "act":
-        print(f"action: handle the message as {record['intent']}")
+        print(f"action: handle the message as {record.intent}")
     elif route == "ask":
         named = [built.intents[code] for code in top_two(record)]
         print(f"question: {clarifying_question(*named)}")
@@ -122,7 +128,7 @@ def print_route(message: str, record: dict, built: BuiltPrompt, calibrate: Calib
     return route
 
 
-def print_ask_set(record: dict, built: BuiltPrompt, fit: ConformalFit, groups: Groups,
+def print_ask_set(record: ResultsLine, built: BuiltPrompt, fit: ConformalFit, groups: Groups,
                   out_of_scope: frozenset[str]) -> None:
     """The conformal ask set of one answer: its codes (up to three named), and what the set route does."""
     codes = prediction_set(record, fit, groups)
@@ -171,7 +177,7 @@ def main() -> int:
         parser.error("a message is empty: give the text of a customer message")
 
     calib, calibrate, thresholds = thresholds_from(args)
-    calib_models = sorted({r["model"] for r in calib.records})
+    calib_models = sorted({r.model for r in calib.records})
     client = Client()
     info = client.model_info()
     built = DATASETS[args.dataset].load_prompt()
@@ -185,25 +191,26 @@ def main() -> int:
     if calib_models != [info["model"]]:
         print(f"note: the server runs {info['model']}, but the calibration and thresholds come from another model's "
               "answers: they do not carry over, so take the route as a demonstration only")
-    decide = shortlist_decision(args, built, calib.records, client, tokens) if args.shortlist else None
+    decide = shortlist_decision(args, built, calib.records, client, tokens, info["model"]) if args.shortlist else None
     for message in args.messages or ROUTED:
         print()
         if decide is None:
             reply, answer = read_answer(ask_code(client, built, message, top_logprobs=TOP_LOGPROBS), built, tokens)
-            record = record_of(reply, answer)
+            record = live_line(message, reply, answer, info["model"])
         else:
             record = decide(message)
         print_route(message, record, built, calibrate, thresholds, conformal)
     return 0
 
 
-def shortlist_decision(args, built: BuiltPrompt, calib: list[dict], client: Client, tokens) -> Callable[[str], dict]:
+def shortlist_decision(args, built: BuiltPrompt, calib: list[ResultsLine], client: Client, tokens,
+                       model: str) -> Callable[[str], ResultsLine]:
     """message -> the record of its combined decision (combined.py): the model asked among the retriever's
     top --shortlist codes, weighed with the retriever by the weights stored in the combined calib file.
 
     Prints the weights. Raises ValueError when the calib file carries no weights (not a combined file).
     """
-    weights = {tuple(r["combined_weights"]) for r in calib if "combined_weights" in r}
+    weights = {r.combined_weights for r in calib if r.combined_weights is not None}
     if len(weights) != 1:
         raise ValueError("the calibration file of --shortlist is not one combined.py wrote: run 08-routes/combined.py")
     (a, b), = weights
@@ -212,12 +219,11 @@ def shortlist_decision(args, built: BuiltPrompt, calib: list[dict], client: Clie
     retriever = dataset.fit_retriever()
     intent_of = {code: meaning.intent for code, meaning in built.codes.items()}
 
-    def decide(message: str) -> dict:
+    def decide(message: str) -> ResultsLine:
         shortlist = shortlist_of(retriever.rank(message), built, args.shortlist, dataset.out_of_scope_codes())
         narrowed = shortlisted(built, [code for code, _ in shortlist])
         reply, answer = read_answer(ask_code(client, narrowed, message, top_logprobs=TOP_LOGPROBS), narrowed, tokens)
-        record = {**record_of(reply, answer), "shortlist": [[code, score] for code, score in shortlist]}
-        return combined_record(record, Weights(a, b), intent_of)
+        return combined_record(live_line(message, reply, answer, model, tuple(shortlist)), Weights(a, b), intent_of)
     return decide
 
 

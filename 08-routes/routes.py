@@ -53,9 +53,9 @@ from ece import check_inputs, outcomes
 from guarantee import (DELTA, LEVEL, Certification, Interval, add_delta_argument, clopper_pearson, confidence_percent,
                        lower_bound, number_argument)
 from isotonic import fit_isotonic
-from labels import split_code
 from out_of_scope import code_list, out_of_scope_codes
 from separation import SweepPoint, accuracy_coverage, certified_coverage, percent, sweep
+from results_record import ResultsLine
 from saved_answers import Loaded, add_results_arguments, load_fit_and_report, read_split
 
 ROUTES = ("act", "ask", "hand_over")
@@ -63,22 +63,23 @@ RULES = ("point", "certified")
 TARGET = 0.985
 ASK_TARGET = 0.90
 
-# A calibrator maps one results record (post 03's fields) to a calibrated confidence in [0, 1].
-Calibrator = Callable[[dict], float]
+# A calibrator maps one results line (post 03's ResultsLine) to a calibrated confidence in [0, 1].
+
+Calibrator = Callable[[ResultsLine], float]
 
 
-def fit_calibration(calib: list[dict]) -> Calibrator:
+def fit_calibration(calib: list[ResultsLine]) -> Calibrator:
     """The calibrated confidence of this post: post 06's isotonic fit on the calib split's raw confidences.
 
     Fitted on every calib answer, failed ones included at confidence 0, exactly
     as 06-isotonic/isotonic.py does. Returns a function record -> P(right) in
-    [0, 1] read off the fit at record["confidence"]. It takes the whole record
+    [0, 1] read off the fit at record.confidence. It takes the whole record
     so that another calibration (temperature scaling needs the distributions)
     can replace this one function without touching the rest. Raises ValueError
     on an empty split (ece.check_inputs).
     """
     fit = fit_isotonic(*outcomes(calib))
-    return lambda record: fit(record["confidence"])
+    return lambda record: fit(record.confidence)
 
 
 def cuts(points: list[tuple[float, bool]]) -> list[SweepPoint]:
@@ -109,25 +110,24 @@ def check_fraction(value: float, name: str) -> None:
         raise ValueError(f"{name} must be a fraction in (0, 1], like 0.985 for 98.5%, not {value!r}")
 
 
-def top_two(record: dict) -> tuple[str, ...]:
+def top_two(record: ResultsLine) -> tuple[str, ...]:
     """The codes a clarifying question names: the answer's code, then the runner-up in its group.
 
-    record: a post 03 record with status ok ("code", "intent_distribution").
+    record: a post 03 answer with status ok (its code and intent_distribution are read).
     The runner-up is the most likely other intent letter of the chosen group
     (ties broken by letter). Intents of other groups have no probability: the
     model wrote only one group letter, and the intent step was asked inside
     that group alone. So when the group is wrong, the right intent is never
     among the two. A group with a single intent gives one code.
     """
-    group, letter = split_code(record["code"])
-    distribution = record["intent_distribution"]
-    others = sorted((x for x in distribution if x != letter), key=lambda x: (-distribution[x], x))
-    return (record["code"], *(f"{group}-{x}" for x in others[:1]))
+    distribution = record.intent_distribution
+    others = sorted((x for x in distribution if x != record.intent_letter), key=lambda x: (-distribution[x], x))
+    return (record.code, *(f"{record.group_letter}-{x}" for x in others[:1]))
 
 
-def right_in_top_two(record: dict) -> bool:
+def right_in_top_two(record: ResultsLine) -> bool:
     """Whether the gold code is one of top_two(record); False for an answer without a code."""
-    return record["status"] == "ok" and record["gold_code"] in top_two(record)
+    return record.status == "ok" and record.gold_code in top_two(record)
 
 
 @dataclass(frozen=True)
@@ -173,12 +173,12 @@ class Thresholds:
         return None if self.ask is None else self.ask.threshold
 
 
-def eligible(records: list[dict], out_of_scope: frozenset[str]) -> list[dict]:
+def eligible(records: list[ResultsLine], out_of_scope: frozenset[str]) -> list[ResultsLine]:
     """The answers a threshold can act on or ask about: status ok and a code that is not out of scope."""
-    return [r for r in records if r["status"] == "ok" and r["code"] not in out_of_scope]
+    return [r for r in records if r.status == "ok" and r.code not in out_of_scope]
 
 
-def fit_thresholds(calib: list[dict], calibrate: Calibrator, target: float = TARGET, ask_target: float = ASK_TARGET,
+def fit_thresholds(calib: list[ResultsLine], calibrate: Calibrator, target: float = TARGET, ask_target: float = ASK_TARGET,
                    out_of_scope: frozenset[str] | set[str] = frozenset(), rule: str = "point",
                    delta: float = DELTA) -> Thresholds:
     """Fit t_act and t_ask on calibration records (post 03's fields: status, code, gold_code, correct,
@@ -211,7 +211,7 @@ def fit_thresholds(calib: list[dict], calibrate: Calibrator, target: float = TAR
     if not answers:
         raise ValueError(f"cannot fit thresholds: none of the {len(calib)} calib answers has an in-scope code")
     calibrated = [calibrate(r) for r in answers]
-    corrects = [r["correct"] for r in answers]
+    corrects = [r.correct for r in answers]
     check_inputs(calibrated, corrects)
     best_act = max(cuts(list(zip(calibrated, corrects))), key=lambda cut: (cut.accuracy, cut.kept))
     certification = None
@@ -219,7 +219,7 @@ def fit_thresholds(calib: list[dict], calibrate: Calibrator, target: float = TAR
         act = lowest_cut(list(zip(calibrated, corrects)), target)
         scores = calibrated
     else:
-        scores = [r["confidence"] for r in answers]
+        scores = [r.confidence for r in answers]
         certification = certified_coverage(accuracy_coverage(scores, corrects), target, delta)
         point = certification.point
         act = point
@@ -229,20 +229,20 @@ def fit_thresholds(calib: list[dict], calibrate: Calibrator, target: float = TAR
     return Thresholds(target, ask_target, act, ask, best_act, len(answers), out_of_scope, rule, certification)
 
 
-def route_of(record: dict, calibrated: float, thresholds: Thresholds) -> str:
+def route_of(record: ResultsLine, calibrated: float, thresholds: Thresholds) -> str:
     """The route of one answer: "act", "ask" or "hand_over".
 
     record: a post 03 record (or the same fields for one live answer);
     calibrated: its calibrated confidence. t_act is compared with the
     calibrated confidence under the point rule and with the raw one
-    (record["confidence"]) under the certified rule; t_ask always with the
+    (record.confidence) under the certified rule; t_ask always with the
     calibrated one. An answer without a code, or with a code in
     thresholds.out_of_scope, hands over whatever its confidence. A confidence
     exactly at a threshold takes that threshold's route.
     """
-    if record["status"] != "ok" or record["code"] in thresholds.out_of_scope:
+    if record.status != "ok" or record.code in thresholds.out_of_scope:
         return "hand_over"
-    act_score = record["confidence"] if thresholds.act_on == "raw" else calibrated
+    act_score = record.confidence if thresholds.act_on == "raw" else calibrated
     if thresholds.t_act is not None and act_score >= thresholds.t_act:
         return "act"
     if thresholds.t_ask is not None and calibrated >= thresholds.t_ask:
@@ -250,10 +250,10 @@ def route_of(record: dict, calibrated: float, thresholds: Thresholds) -> str:
     return "hand_over"
 
 
-def route_all(records: list[dict], calibrate: Calibrator, thresholds: Thresholds) -> list[str]:
+def route_all(records: list[ResultsLine], calibrate: Calibrator, thresholds: Thresholds) -> list[str]:
     """route_of for every record, in order. Raises ValueError on no records or a calibrated value outside [0, 1]."""
     calibrated = [calibrate(r) for r in records]
-    check_inputs(calibrated, [r["correct"] for r in records])
+    check_inputs(calibrated, [r.correct for r in records])
     return [route_of(r, c, thresholds) for r, c in zip(records, calibrated)]
 
 
@@ -290,7 +290,7 @@ class RouteReport:
         return self.answers["act"] - self.right["act"]
 
 
-def report(records: list[dict], routes: list[str], out_of_scope: frozenset[str] = frozenset()) -> RouteReport:
+def report(records: list[ResultsLine], routes: list[str], out_of_scope: frozenset[str] = frozenset()) -> RouteReport:
     """Count answers, right answers, right-in-top-two and out-of-scope messages (gold code in
     `out_of_scope`) per route. Raises ValueError on empty or unequal lists."""
     if not records:
@@ -301,9 +301,9 @@ def report(records: list[dict], routes: list[str], out_of_scope: frozenset[str] 
     right, top, outside = dict(answers), dict(answers), dict(answers)
     for record, route in zip(records, routes):
         answers[route] += 1
-        right[route] += bool(record["correct"])
+        right[route] += bool(record.correct)
         top[route] += right_in_top_two(record)
-        outside[route] += record["gold_code"] in out_of_scope
+        outside[route] += record.gold_code in out_of_scope
     return RouteReport(len(records), answers, right, top, outside)
 
 
@@ -339,7 +339,7 @@ def add_threshold_arguments(parser: argparse.ArgumentParser) -> None:
     add_delta_argument(parser)
 
 
-def fit_from(calib: list[dict], args: argparse.Namespace, rule: str | None = None) -> tuple[Calibrator, Thresholds]:
+def fit_from(calib: list[ResultsLine], args: argparse.Namespace, rule: str | None = None) -> tuple[Calibrator, Thresholds]:
     """Fit the calibration and the thresholds (--target, --ask-target, --delta; --rule unless `rule` is given)
     on the calib records of --dataset.
 
@@ -404,7 +404,7 @@ def print_act_rules(point: Thresholds, sure: Thresholds) -> None:
           f"with probability\n  at least {level}; the point rule promises nothing beyond calib.")
 
 
-def print_act_on_split(split: str, records: list[dict], calibrate: Calibrator, rules: list[Thresholds],
+def print_act_on_split(split: str, records: list[ResultsLine], calibrate: Calibrator, rules: list[Thresholds],
                        level: float = LEVEL) -> None:
     """What each act rule does on the reported split: answers acted on and coverage, right and precision
     (exact intervals at `level`), wrong actions."""

@@ -7,7 +7,29 @@ worked out by hand: P(group) is 1, so the confidence is P(intent | group).
 import json
 from pathlib import Path
 
+from results_record import ResultsLine
+
 GOLD = "A-B"
+# Every field of a results line: a right answer A-B at confidence 0.5, as a default for partial_line.
+DEFAULTS = {
+    "id": "test-0", "text": "message 0", "gold_intent": "card_linking", "gold_code": GOLD, "status": "ok",
+    "code": GOLD, "intent": "card_linking", "correct": True, "right_group": True, "retried": False, "content": GOLD,
+    "error": None, "wall_ms": 1000.0, "timings": {}, "model": "hand-made", "build": "b0", "settings": {},
+    "confidence": 0.5, "p_group": 1.0, "p_intent_given_group": 0.5, "group_distribution": {"A": 1.0},
+    "intent_distribution": {"B": 0.5, "C": 0.5}, "off_label_group": 0.0, "off_label_intent": 0.0,
+    "missing_letters": 0, "tokens_in_code": 2,
+}
+
+
+def partial_line(**fields) -> ResultsLine:
+    """A ResultsLine with the given fields and DEFAULTS for the rest, not checked against each other: for tests
+    of a function that reads a few fields (the others must not matter to it)."""
+    return ResultsLine(**{**DEFAULTS, **fields})
+
+
+def lines(records: list[dict]) -> list[ResultsLine]:
+    """Complete hand-made lines (result_line) as the loader gives them: each checked whole."""
+    return [ResultsLine.from_json(record, f"hand-made line {n}") for n, record in enumerate(records, 1)]
 
 
 def result_line(number: int, right: bool, confidence: float = 0.5, status: str = "ok") -> dict:

@@ -10,6 +10,7 @@ import pytest
 from ask_sets import (ConformalFit, beta_binomial_pmf, code_probability, conformal_quantile, coverage_range, covers,
                       fit_conformal, groups_of, label_groups, prediction_set, report_sets, score, set_route)
 from out_of_scope import out_of_scope_codes
+from result_lines import partial_line
 from scipy.stats import betabinom
 from saved_answers import load_results
 
@@ -20,10 +21,10 @@ GROUPS = {"A": ("A", "B", "C"), "B": ("A", "B"), "C": ("A",)}
 
 
 def record(code="A-B", gold="A-B", groups=None, intents=None, status="ok"):
-    """A post 03 record with the fields the sets read: the model chose group A, letter B."""
-    return {"status": status, "code": code if status == "ok" else None, "gold_code": gold,
-            "group_distribution": groups or {"A": 0.6, "B": 0.3, "C": 0.1},
-            "intent_distribution": intents or {"A": 0.2, "B": 0.7, "C": 0.1}}
+    """A post 03 line with the fields the sets read: the model chose group A, letter B."""
+    return partial_line(status=status, code=code if status == "ok" else None, gold_code=gold,
+                        group_distribution=groups or {"A": 0.6, "B": 0.3, "C": 0.1},
+                        intent_distribution=intents or {"A": 0.2, "B": 0.7, "C": 0.1})
 
 
 def test_code_probability_by_hand():
@@ -134,8 +135,8 @@ def synthetic_record(rng: random.Random) -> dict:
     else:
         gold_group = rng.choices(list(group_distribution), weights=list(group_distribution.values()))[0]
         gold = f"{gold_group}-{rng.choice(GROUPS[gold_group])}"
-    return {"status": "ok", "code": f"{chosen}-{max(intents, key=intents.get)}", "gold_code": gold,
-            "group_distribution": group_distribution, "intent_distribution": intents}
+    return partial_line(status="ok", code=f"{chosen}-{max(intents, key=intents.get)}", gold_code=gold,
+                        group_distribution=group_distribution, intent_distribution=intents)
 
 
 def test_split_conformal_coverage_averages_k_over_n_plus_1_on_synthetic_splits():

@@ -2,17 +2,19 @@
 import json
 import math
 import random
+from dataclasses import replace
 
 import numpy as np
 import pytest
+from result_lines import partial_line
 from combined import FLOOR, Candidate, Weights, candidates_of, combine, combined_record, fit_weights
 from scipy.optimize import minimize
 
 
 def line(shortlist, code="A-B", groups=None, intents=None, gold="A-B"):
-    return {"id": "x", "status": "ok", "shortlist": shortlist, "code": code, "gold_code": gold,
-            "group_distribution": groups or {"A": 0.8, "B": 0.2}, "intent_distribution": intents or {"A": 0.25, "B": 0.75},
-            "confidence": 0.6, "intent": "two"}
+    return partial_line(id="x", status="ok", shortlist=tuple(map(tuple, shortlist)), code=code, gold_code=gold,
+                        group_distribution=groups or {"A": 0.8, "B": 0.2},
+                        intent_distribution=intents or {"A": 0.25, "B": 0.75}, confidence=0.6, intent="two")
 
 
 def test_candidates_take_the_model_inside_its_group_and_split_other_groups_the_retrievers_way():
@@ -26,7 +28,7 @@ def test_candidates_take_the_model_inside_its_group_and_split_other_groups_the_r
 
 
 def test_a_failed_answer_leaves_the_decision_to_the_retriever():
-    record = {**line([["A-A", 1.0], ["B-B", 3.0]]), "code": None, "status": "invalid"}
+    record = replace(line([["A-A", 1.0], ["B-B", 3.0]]), code=None, status="invalid")
     assert [c.model for c in candidates_of(record)] == [0.5, 0.5]
     probabilities = combine(candidates_of(record), Weights(1.0, 1.0))
     assert probabilities["B-B"] == pytest.approx(0.75)
@@ -34,7 +36,7 @@ def test_a_failed_answer_leaves_the_decision_to_the_retriever():
 
 def test_a_line_without_shortlist_is_refused():
     with pytest.raises(ValueError, match="--shortlist"):
-        candidates_of({"id": "y", "code": "A-A"})
+        candidates_of(partial_line(id="y", code="A-A"))
 
 
 def test_combine_by_hand():
@@ -102,13 +104,13 @@ def test_a_combined_line_keeps_post_03s_fields_with_the_combined_decision():
     # model: A-B 0.8 x 0.75 = 0.6, A-A 0.8 x 0.25 = 0.2; retriever 0.25, 0.75;
     # a = b = 1: 0.15 against 0.15 -> tie, broken for the model's own answer A-B
     tied = combined_record(record, Weights(1, 1), {"A-A": "one", "A-B": "two"})
-    assert tied["code"] == "A-B" and tied["confidence"] == pytest.approx(0.5)
+    assert tied.code == "A-B" and tied.confidence == pytest.approx(0.5)
     # the retriever alone picks A-A, which is right
     alone = combined_record(record, Weights(0, 1), {"A-A": "one", "A-B": "two"})
-    assert alone["code"] == "A-A" and alone["intent"] == "one" and alone["correct"]
-    assert alone["confidence"] == pytest.approx(alone["p_group"] * alone["p_intent_given_group"])
-    assert alone["model_code"] == "A-B" and alone["model_confidence"] == 0.6
-    assert sum(alone["group_distribution"].values()) == pytest.approx(1.0)
+    assert alone.code == "A-A" and alone.intent == "one" and alone.correct
+    assert alone.confidence == pytest.approx(alone.p_group * alone.p_intent_given_group)
+    assert alone.model_code == "A-B" and alone.model_confidence == 0.6
+    assert sum(alone.group_distribution.values()) == pytest.approx(1.0)
 
 
 def test_combined_py_fits_on_calib_writes_both_splits_and_later_posts_read_them(tmp_path, monkeypatch, capsys):
@@ -134,4 +136,4 @@ def test_combined_py_fits_on_calib_writes_both_splits_and_later_posts_read_them(
     assert "weights fitted on the 770 calib answers" in out and "right code on the shortlist" in out
     test = saved_answers.read_split("test", None, "banking77", "combined2")   # checked whole on reading
     assert test.path == tmp_path / "banking77-combined2-test.jsonl" and len(test.records) == 3080
-    assert all(r["confidence"] == pytest.approx(r["p_group"] * r["p_intent_given_group"]) for r in test.records)
+    assert all(r.confidence == pytest.approx(r.p_group * r.p_intent_given_group) for r in test.records)

@@ -10,6 +10,7 @@ from banking77 import load_labels
 from labels import Group, Intent, LabelSet
 from letter_order import (debiased, flip_rate, intent_probabilities, mean_by_intent, order_of, prefill, reordered,
                           scores)
+from result_lines import partial_line
 from typed_prompt import build_prompt, load_prompt
 
 
@@ -56,10 +57,10 @@ def test_answers_are_mapped_back_to_intent_names_under_a_permutation():
     labels = small_labels()
     built0, built1 = build_prompt(reordered(labels, 0)), build_prompt(reordered(labels, 1))
     # The same answer, intent c, in both orders: A-C in order 0, B-A in order 1.
-    order0 = {"status": "ok", "code": "A-C", "group_distribution": {"A": 0.5, "B": 0.5},
-              "intent_distribution": {"A": 0.2, "B": 0.2, "C": 0.6}}
-    order1 = {"status": "ok", "code": "B-A", "group_distribution": {"A": 0.25, "B": 0.75},
-              "intent_distribution": {"A": 0.6, "B": 0.3, "C": 0.1}}
+    order0 = partial_line(status="ok", code="A-C", group_distribution={"A": 0.5, "B": 0.5},
+                          intent_distribution={"A": 0.2, "B": 0.2, "C": 0.6})
+    order1 = partial_line(status="ok", code="B-A", group_distribution={"A": 0.25, "B": 0.75},
+                          intent_distribution={"A": 0.6, "B": 0.3, "C": 0.1})
     # order 0: a = 0.5 x 0.2 = 0.1, b = 0.1, c = 0.5 x 0.6 = 0.3
     assert intent_probabilities(order0, built0) == pytest.approx({"a": 0.1, "b": 0.1, "c": 0.3})
     # order 1, group B = CARDS listed c, b, a: c = 0.75 x 0.6 = 0.45, b = 0.75 x 0.3 = 0.225, a = 0.75 x 0.1 = 0.075
@@ -80,7 +81,7 @@ def test_an_intent_outside_the_group_an_order_chose_counts_zero_in_that_order():
 
 
 def test_a_line_without_a_code_gives_nothing_and_ties_go_to_the_first_name():
-    assert intent_probabilities({"status": "invalid", "code": None}, load_prompt()) == {}
+    assert intent_probabilities(partial_line(status="invalid", code=None), load_prompt()) == {}
     assert debiased([{}, {}]) == (None, 0.0)
     assert debiased([{"b": 0.5, "a": 0.5}]) == ("a", 0.5)
     with pytest.raises(ValueError, match="no orders"):
@@ -101,8 +102,8 @@ def test_scores_give_no_auroc_when_every_answer_is_wrong():
 
 
 def test_prefill_is_the_request_that_processed_the_most_prompt():
-    records = [{"timings": {"prompt_n": 12, "prompt_ms": 900.0}}, {"timings": {"prompt_n": 7025, "prompt_ms": 210000.0}},
-               {"timings": {}}]
+    records = [partial_line(timings={"prompt_n": 12, "prompt_ms": 900.0}),
+               partial_line(timings={"prompt_n": 7025, "prompt_ms": 210000.0}), partial_line(timings={})]
     assert prefill(records) == (7025, 210.0)
     assert prefill([]) == (0, 0.0)
 

@@ -8,6 +8,7 @@ from out_of_scope import detectors, fpr_at_recall, out_of_scope_codes, roc_point
 from separation import SweepPoint
 from separation import SingleClassError, auroc
 from sklearn.metrics import roc_auc_score, roc_curve
+from result_lines import partial_line
 from saved_answers import load_results
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -75,7 +76,7 @@ def test_out_of_scope_codes_come_from_the_label_files():
 
 
 def record(code, group_k, status="ok"):
-    return {"code": code, "status": status, "group_distribution": {"A": 1 - group_k, "K": group_k}}
+    return partial_line(code=code, status=status, group_distribution={"A": 1 - group_k, "K": group_k})
 
 
 def test_detectors_by_hand():
@@ -98,12 +99,12 @@ def test_script_on_the_clinc150_reference_calib_file(run_script):
     _, records = load_results("calib", dataset="clinc150")
     result = run_script("07-separation/out_of_scope.py", "--split", "calib")
     assert result.returncode == 0, result.stderr
-    out_of_scope = sum(r["gold_code"] == "K-A" for r in records)
-    caught = sum(r["gold_code"] == "K-A" and r["code"] == "K-A" for r in records)
+    out_of_scope = sum(r.gold_code == "K-A" for r in records)
+    caught = sum(r.gold_code == "K-A" and r.code == "K-A" for r in records)
     assert f"{len(records)} messages, {out_of_scope} out of scope" in result.stdout
     assert f"recall {caught} of {out_of_scope}" in result.stdout
-    raw = [r["confidence"] for r in records]
-    expected = auroc([1 - c for c in raw], [r["gold_code"] == "K-A" for r in records])
+    raw = [r.confidence for r in records]
+    expected = auroc([1 - c for c in raw], [r.gold_code == "K-A" for r in records])
     assert any(line.startswith("1 - raw") and f"{expected:.3f}" in line for line in result.stdout.splitlines())
 
 
@@ -115,7 +116,7 @@ def test_script_refuses_a_dataset_without_out_of_scope_messages(run_script):
 def test_script_says_so_when_a_file_has_no_out_of_scope_message(tmp_path, run_script):
     _, records = load_results("calib", dataset="clinc150")
     path = tmp_path / "in-scope.jsonl"
-    path.write_text("".join(json.dumps(r) + "\n" for r in records if r["gold_code"] != "K-A"), encoding="utf-8")
+    path.write_text("".join(json.dumps(r.to_json()) + "\n" for r in records if r.gold_code != "K-A"), encoding="utf-8")
     result = run_script("07-separation/out_of_scope.py", "--split", "calib", "--results", path)
     # bad input exits 2 with one line, as in every other script (issue 12, case 11)
     assert result.returncode == 2 and len(result.stderr.splitlines()) == 1

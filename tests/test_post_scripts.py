@@ -68,7 +68,7 @@ def test_candidates_counts_missing_letters_and_reasks_with_100(client, run_scrip
     # Two answers of the reference calib file, one with a missing letter marked by hand.
     from saved_answers import load_results
     _, records = load_results("calib")
-    picked = [dict(records[0], missing_letters=0), dict(records[1], missing_letters=1)]
+    picked = [dict(records[0].to_json(), missing_letters=0), dict(records[1].to_json(), missing_letters=1)]
     path = tmp_path / "two.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in picked))
     result = run_script("03-where-confidence-comes-from/candidates.py", "--split", "calib", "--results", path,

@@ -1,6 +1,7 @@
 """Post 08: the act and ask thresholds (point and certified), the routes, exact intervals, and both scripts."""
 import re
 import random
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -14,17 +15,18 @@ from typed_prompt import load_prompt
 from route import clarifying_question, describe_thresholds, hand_over_text, plain_words, print_route
 from routes import (act_intervals, cuts, fit_calibration, fit_thresholds, lowest_cut, print_act_rules, report,
                     route_all, route_of, top_two)
+from result_lines import partial_line
 from saved_answers import load_results
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def IDENTITY(record):  # noqa: N802  (used like a constant: thresholds on the raw confidence, no calibration)
-    return record["confidence"]
+    return record.confidence
 
 
 def answer(confidence, correct, top_two_right=None, code="A-A", status="ok"):
-    """A post 03 record with only the fields routing reads.
+    """A post 03 line whose fields that routing reads are set (partial_line: the rest are defaults).
 
     The answer's code is A-A; its runner-up in group A is A-B. A wrong answer
     has gold A-B (right in top two) or A-C (not), as top_two_right says.
@@ -32,8 +34,8 @@ def answer(confidence, correct, top_two_right=None, code="A-A", status="ok"):
     if top_two_right is None:
         top_two_right = correct
     gold = code if correct else ("A-B" if top_two_right else "A-C")
-    return {"status": status, "code": code if status == "ok" else None, "gold_code": gold, "correct": correct,
-            "confidence": confidence, "intent_distribution": {"A": 0.6, "B": 0.3, "C": 0.1}}
+    return partial_line(status=status, code=code if status == "ok" else None, gold_code=gold, correct=correct,
+                        confidence=confidence, intent_distribution={"A": 0.6, "B": 0.3, "C": 0.1})
 
 
 # Six answers, highest confidence first. Precision of the answers at or above each value:
@@ -44,7 +46,7 @@ SIX = [answer(0.9, True), answer(0.8, True), answer(0.7, False), answer(0.6, Tru
 
 
 def test_cuts_count_the_answers_at_or_above_each_distinct_value():
-    assert [(c.threshold, c.kept, c.hits) for c in cuts([(r["confidence"], r["correct"]) for r in SIX])] == [
+    assert [(c.threshold, c.kept, c.hits) for c in cuts([(r.confidence, r.correct) for r in SIX])] == [
         (0.9, 1, 1), (0.8, 2, 2), (0.7, 3, 2), (0.6, 4, 3), (0.5, 5, 4), (0.4, 6, 4)]
 
 
@@ -75,7 +77,7 @@ def test_answers_that_tie_at_a_threshold_enter_together():
     # at 0.8 would give 2/2, but a threshold cannot split a tie) -> t_act = 0.9
     thresholds = fit_thresholds(tied, IDENTITY, target=0.9)
     assert thresholds.t_act == 0.9
-    assert [c.kept for c in cuts([(r["confidence"], r["correct"]) for r in tied])] == [1, 4, 5]
+    assert [c.kept for c in cuts([(r.confidence, r.correct) for r in tied])] == [1, 4, 5]
     # and an answer exactly at the threshold takes the route
     assert route_of(answer(0.9, True), 0.9, thresholds) == "act"
 
@@ -113,11 +115,11 @@ def test_no_code_and_out_of_scope_codes_always_hand_over():
 
 
 def test_top_two_is_the_answer_then_the_runner_up_of_its_group():
-    record = {"code": "C-B", "intent_distribution": {"A": 0.2, "B": 0.5, "C": 0.2, "D": 0.1}}
+    record = partial_line(code="C-B", intent_distribution={"A": 0.2, "B": 0.5, "C": 0.2, "D": 0.1})
     assert top_two(record) == ("C-B", "C-A")                                 # A and C tie at 0.2: A first
     # a chosen letter that is not the most likely (missing from top_logprobs) still comes first
-    assert top_two({"code": "C-D", "intent_distribution": {"A": 0.9, "B": 0.1, "D": 0.0}}) == ("C-D", "C-A")
-    assert top_two({"code": "C-A", "intent_distribution": {"A": 1.0}}) == ("C-A",)
+    assert top_two(partial_line(code="C-D", intent_distribution={"A": 0.9, "B": 0.1, "D": 0.0})) == ("C-D", "C-A")
+    assert top_two(partial_line(code="C-A", intent_distribution={"A": 1.0})) == ("C-A",)
 
 
 def test_report_counts_by_hand():
@@ -132,8 +134,8 @@ def test_report_counts_by_hand():
 
 
 def test_report_counts_out_of_scope_messages_by_route():
-    records = [answer(0.9, True), {**answer(0.9, False), "gold_code": "K-A"},
-               {**answer(0.9, True, code="K-A"), "gold_code": "K-A"}]
+    records = [answer(0.9, True), replace(answer(0.9, False), gold_code="K-A"),
+               replace(answer(0.9, True, code="K-A"), gold_code="K-A")]
     thresholds = fit_thresholds(records, IDENTITY, target=0.5, out_of_scope={"K-A"})
     routes = route_all(records, IDENTITY, thresholds)
     # the in-scope answer A-A to an out-of-scope message is acted on: a wrong action
@@ -158,7 +160,7 @@ def test_bad_inputs_raise_a_sentence(bad, message):
 
 def test_a_calibrated_confidence_outside_0_1_is_refused():
     with pytest.raises(ValueError, match="outside"):
-        fit_thresholds(SIX, lambda record: record["confidence"] + 0.5)
+        fit_thresholds(SIX, lambda record: record.confidence + 0.5)
 
 
 def test_lowest_cut_of_nothing_reaching_is_none():
@@ -196,8 +198,8 @@ def test_the_certified_rule_acts_on_the_raw_confidence_and_asks_below_it():
     # 36: 32 right (bound 0.76), 42: 34 (0.68), 48: 36 (0.63), 54: 38 (0.59 < 0.6) -> certified at 48 answers
     assert (sure.act.kept, sure.act.hits) == (48, 36) and sure.act_on == "raw"
     assert lower_bound(36, 48) >= 0.6 > lower_bound(38, 54)
-    assert sure.t_act == certified_coverage(accuracy_coverage([r["confidence"] for r in records],
-                                                               [r["correct"] for r in records]), 0.6).point.threshold
+    assert sure.t_act == certified_coverage(accuracy_coverage([r.confidence for r in records],
+                                                               [r.correct for r in records]), 0.6).point.threshold
     # the act route compares the raw confidence: a calibrated value that says otherwise does not matter
     assert route_of(answer(sure.t_act, True), 0.0, sure) == "act"
     assert route_of(answer(sure.t_act - 0.01, True), 1.0, sure) != "act"
@@ -229,7 +231,7 @@ def test_the_simulated_rule_is_the_one_fit_thresholds_uses():
     rng = random.Random(15)
     records = [answer(c, rng.random() < c) for c in (rng.random() for _ in range(2000))]
     sure = fit_thresholds(records, IDENTITY, target=0.9, rule="certified")
-    curve = accuracy_coverage([r["confidence"] for r in records], [r["correct"] for r in records])
+    curve = accuracy_coverage([r.confidence for r in records], [r.correct for r in records])
     certified_point = certified_coverage(curve, 0.9).point
     assert sure.t_act == (None if certified_point is None else certified_point.threshold)
     assert fit_thresholds(records, IDENTITY, target=0.9).t_act == coverage_at_accuracy(curve, 0.9).threshold
@@ -267,7 +269,7 @@ def test_the_calibration_is_post_06_isotonic_fit_on_calib():
     calibrate = fit_calibration(calib)
     fit = fit_isotonic(*outcomes(calib))
     for record in calib[:50]:
-        assert calibrate(record) == fit(record["confidence"])
+        assert calibrate(record) == fit(record.confidence)
 
 
 def test_routes_script_runs_end_to_end_on_the_reference_files(run_script):
@@ -280,7 +282,7 @@ def test_routes_script_runs_end_to_end_on_the_reference_files(run_script):
     _, calib = load_results("calib")
     _, test = load_results("test")
     fit = fit_isotonic(*outcomes(calib))
-    calibrated = [(fit(r["confidence"]), r["correct"]) for r in calib]
+    calibrated = [(fit(r.confidence), r.correct) for r in calib]
     reaching = [t for t in sorted({c for c, _ in calibrated})
                 if sum(right for c, right in calibrated if c >= t) >= 0.985 * sum(1 for c, _ in calibrated if c >= t)]
     last = out.strip().splitlines()[-1]
@@ -292,7 +294,7 @@ def test_routes_script_runs_end_to_end_on_the_reference_files(run_script):
     on_calib = [right for c, right in calibrated if c >= threshold]
     assert f"point      calibrated >= {threshold:.3f}" in out
     assert f"{len(on_calib):>6} {sum(on_calib):>6}" in out.split("point      calibrated >=")[1].splitlines()[0]
-    acted = [r["correct"] for r in test if fit(r["confidence"]) >= threshold]
+    acted = [r.correct for r in test if fit(r.confidence) >= threshold]
     assert last.startswith(f"acted on {100 * len(acted) / len(test):.1f}% of test answers at "
                            f"{100 * sum(acted) / len(acted):.1f}% precision (target 98.5%), "
                            f"{len(acted) - sum(acted)} wrong actions (point rule)")
@@ -315,10 +317,10 @@ def test_routes_script_on_clinc150_hands_every_out_of_scope_answer_over(run_scri
     result = run_script("08-routes/routes.py", "--dataset", "clinc150", "--split", "calib", "--target", "0.5",
                  "--ask-target", "0.5")
     assert result.returncode == 0, result.stderr
-    in_scope = sum(r["status"] == "ok" and r["code"] != "K-A" for r in calib)
+    in_scope = sum(r.status == "ok" and r.code != "K-A" for r in calib)
     assert f"fitted on {in_scope} calib answers with an in-scope code (not K-A)" in result.stdout
     assert "and every K-A answer (out of scope)" in result.stdout
-    outside = sum(r["gold_code"] == "K-A" for r in calib)
+    outside = sum(r.gold_code == "K-A" for r in calib)
     assert f"out-of-scope messages ({outside}): " in result.stdout
 
 
@@ -351,7 +353,7 @@ def test_printout_for_each_route(capsys):
     built = load_prompt()
     thresholds = fit_thresholds(SIX, IDENTITY, target=1.0, ask_target=0.5)     # act >= 0.8, ask >= 0.4
     for confidence, route in ((0.85, "act"), (0.5, "ask"), (0.1, "hand_over")):
-        record = {**answer(confidence, True), "intent": "card_arrival"}
+        record = replace(answer(confidence, True), intent="card_arrival")
         assert print_route("where is my card?", record, built, IDENTITY, thresholds) == route
     out = capsys.readouterr().out
     assert "intent: card_arrival  code A-A" in out and "raw 0.850 -> calibrated 0.850" in out
@@ -366,8 +368,8 @@ def test_printout_under_the_certified_rule_acts_on_the_raw_confidence(capsys):
     built = load_prompt()
     records = [answer(round(0.99 - i / 100, 2), i < 30 or i % 3 == 0) for i in range(60)]
     sure = fit_thresholds(records, IDENTITY, 0.6, rule="certified")           # act when raw >= 0.52 (48 answers)
-    halved = lambda record: record["confidence"] / 2  # noqa: E731  (a calibration that says "unsure")
-    record = {**answer(0.9, True), "intent": "card_arrival"}
+    halved = lambda record: record.confidence / 2  # noqa: E731  (a calibration that says "unsure")
+    record = replace(answer(0.9, True), intent="card_arrival")
     assert print_route("where is my card?", record, built, halved, sure) == "act"
     assert "raw 0.900 -> calibrated 0.450" in capsys.readouterr().out
 
@@ -377,8 +379,8 @@ def test_printout_of_the_conformal_ask_set(capsys):
     groups = label_groups(built.intents)
     thresholds = fit_thresholds(SIX, IDENTITY, target=1.0, ask_target=0.5)
     others = {g: 0.01 for g in groups if g != "A"}
-    record = {**answer(0.5, True), "intent": "card_arrival", "group_distribution": {"A": 0.93, **others},
-              "intent_distribution": {x: (0.6 if x == "A" else 0.35 if x == "B" else 0.05 / 9) for x in groups["A"]}}
+    record = replace(answer(0.5, True), intent="card_arrival", group_distribution={"A": 0.93, **others},
+                     intent_distribution={x: (0.6 if x == "A" else 0.35 if x == "B" else 0.05 / 9) for x in groups["A"]})
     # P(A-A) = 0.93 x 0.6 = 0.558, P(A-B) = 0.93 x 0.35 = 0.3255; the rest are below 0.3 (floor of quantile 0.7)
     print_route("where is my card?", record, built, IDENTITY, thresholds, (ConformalFit(0.2, 100, 81, 0.7), groups))
     out = capsys.readouterr().out

@@ -165,9 +165,9 @@ def test_separation_script_runs_on_the_reference_files(run_script):
 
 def test_separation_script_prints_a_clear_line_when_every_answer_is_right(tmp_path, run_script):
     _, records = load_results("test")
-    right = [r for r in records if r["correct"]][:20]
+    right = [r for r in records if r.correct][:20]
     path = tmp_path / "all-right.jsonl"
-    path.write_text("".join(json.dumps(r) + "\n" for r in right), encoding="utf-8")
+    path.write_text("".join(json.dumps(r.to_json()) + "\n" for r in right), encoding="utf-8")
     result = run_script(SEPARATION, "--results", path)
     assert result.returncode == 0, result.stderr
     assert "AUROC undefined: AUROC needs right and wrong answers, and all 20 answers are right" in result.stdout

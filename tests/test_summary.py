@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from ece import ece
-from result_lines import EIGHT_AND_TWO_ERRORS, result_line, write_lines
+from result_lines import EIGHT_AND_TWO_ERRORS, lines, partial_line, result_line, write_lines
 from results_record import FIELDS, check_record
 from saved_answers import describe, read_split
 from summary import RANGES, in_range, percentile, print_summary
@@ -35,9 +35,9 @@ def test_95th_percentile_matches_numpy_linear_interpolation():
 
 
 def record(correct, confidence, status="ok", group_mass=0.1, intent_mass=0.2):
-    return {"correct": correct, "right_group": correct, "confidence": confidence, "status": status,
-            "wall_ms": 500.0, "off_label_group": group_mass if status == "ok" else None,
-            "off_label_intent": intent_mass if status == "ok" else None}
+    return partial_line(correct=correct, right_group=correct, confidence=confidence, status=status,
+                        wall_ms=500.0, off_label_group=group_mass if status == "ok" else None,
+                        off_label_intent=intent_mass if status == "ok" else None)
 
 
 def test_summary_prints_counts_medians_and_range_table_by_hand(capsys):
@@ -159,14 +159,14 @@ def test_a_message_on_two_lines_is_named_with_both(tmp_path):
 
 def test_the_loader_keeps_error_lines_apart_from_the_answers(tmp_path):
     loaded = read_split("test", write_lines(tmp_path / "r.jsonl", EIGHT_AND_TWO_ERRORS))
-    assert len(loaded.records) == 8 and sum(r["correct"] for r in loaded.records) == 4
-    assert [r["id"] for r in loaded.errors] == ["test-5", "test-9"]
+    assert len(loaded.records) == 8 and sum(r.correct for r in loaded.records) == 4
+    assert [r.id for r in loaded.errors] == ["test-5", "test-9"]
     assert describe(loaded.path, loaded.records, len(loaded.errors)).endswith(
         "(given on the command line); 2 failed requests left out (run.py asks them again)")
 
 
 def test_the_summary_block_is_over_the_8_answers_and_names_the_2_errors(capsys):
-    print_summary(EIGHT_AND_TWO_ERRORS, "banking77 test")
+    print_summary(lines(EIGHT_AND_TWO_ERRORS), "banking77 test")
     out = capsys.readouterr().out
     assert "banking77 test: 8 messages in 8 s of requests (1.00 messages/s)" in out  # 8 x 1000 ms
     assert "  errors: 2 requests failed; left out of every figure below" in out

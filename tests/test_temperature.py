@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from scipy.optimize import minimize_scalar
+from result_lines import partial_line
 from saved_answers import load_results
 from temperature import (BOUNDS, StepExample, fit_temperature, fit_temperatures, log_scale, scale, scaled_confidence,
                          step_examples, step_nll)
@@ -49,8 +50,8 @@ def test_scale_refuses_bad_temperatures():
 def test_a_step_with_all_mass_off_label_stays_at_zero(temperature):
     # every valid letter missing from top_logprobs: nothing to renormalize, at any T
     assert scale({"A": 0.0, "B": 0.0}, temperature) == {"A": 0.0, "B": 0.0}
-    record = {"status": "ok", "code": "A-B", "group_distribution": {"A": 0.7, "B": 0.3},
-              "intent_distribution": {"A": 0.0, "B": 0.0}}
+    record = partial_line(status="ok", code="A-B", group_distribution={"A": 0.7, "B": 0.3},
+                          intent_distribution={"A": 0.0, "B": 0.0})
     assert scaled_confidence(record, temperature, temperature) == 0.0
 
 
@@ -143,8 +144,8 @@ def test_fit_refuses_empty_examples_and_bad_bounds():
 
 
 def record(gold, code, group, intent, status="ok"):
-    return {"gold_code": gold, "code": code, "status": status, "right_group": gold[0] == code[0],
-            "group_distribution": group, "intent_distribution": intent}
+    return partial_line(gold_code=gold, code=code, status=status, right_group=gold[0] == code[0],
+                        group_distribution=group, intent_distribution=intent)
 
 
 def test_step_examples_use_gold_letters_and_skip_the_intent_step_of_wrong_groups():
@@ -152,7 +153,7 @@ def test_step_examples_use_gold_letters_and_skip_the_intent_step_of_wrong_groups
         record("A-B", "A-A", {"A": 0.9, "B": 0.1}, {"A": 0.6, "B": 0.4}),
         record("B-A", "A-A", {"A": 0.9, "B": 0.1}, {"A": 0.6, "B": 0.4}),       # wrong group
         record("A-C", "A-A", {"A": 0.9, "B": 0.1}, {"A": 0.6, "B": 0.4, "C": 0.0}),  # right letter missing
-        {"status": "invalid", "gold_code": "A-A"},
+        partial_line(status="invalid", code=None, gold_code="A-A"),
     ]
     groups, skipped = step_examples(records, "group")
     assert [e.right_letter for e in groups] == ["A", "B", "A"] and skipped == 0
@@ -165,13 +166,13 @@ def test_scaled_confidence_is_the_product_of_the_scaled_steps():
     assert scaled_confidence(one, 1.0, 1.0) == pytest.approx(0.8 * 0.6)
     # T_group 2 -> 2/3 (see test_scale_by_hand); T_intent 0.5 -> 0.36 / 0.52
     assert scaled_confidence(one, 2.0, 0.5) == pytest.approx(2 / 3 * 0.36 / 0.52)
-    assert scaled_confidence({"status": "too_long"}, 2.0, 0.5) == 0.0
+    assert scaled_confidence(partial_line(status="too_long", code=None), 2.0, 0.5) == 0.0
 
 
 def test_temperature_one_gives_back_every_reference_confidence():
     _, records = load_results("calib")
     for r in records:
-        assert scaled_confidence(r, 1.0, 1.0) == pytest.approx(r["confidence"], abs=1e-12)
+        assert scaled_confidence(r, 1.0, 1.0) == pytest.approx(r.confidence, abs=1e-12)
 
 
 def test_fits_on_the_reference_calibration_split_stay_inside_the_bounds():

@@ -1,0 +1,82 @@
+"""03's ResultsLine: the one type every later post reads a results line as (parsed once, checked whole)."""
+import json
+from dataclasses import FrozenInstanceError, replace
+
+import pytest
+from result_lines import GOLD, partial_line, result_line
+from results_record import ResultsLine, answers_and_errors, parse_lines
+from saved_answers import REFERENCE
+
+
+def test_a_line_is_read_with_its_fields_and_the_codes_letters():
+    line = ResultsLine.from_json(result_line(1, False, 0.7), "x.jsonl line 1")
+    assert (line.id, line.code, line.gold_code, line.correct, line.confidence) == ("test-1", "A-C", GOLD, False, 0.7)
+    assert (line.group_letter, line.intent_letter) == ("A", "C")
+    assert (line.gold_group_letter, line.gold_intent_letter) == ("A", "B")
+    assert line.distribution("intent") == pytest.approx({"B": 0.3, "C": 0.7})
+    assert (line.letter("group"), line.letter("intent"), line.gold_letter("intent")) == ("A", "C", "B")
+    assert line.is_answer and line.shortlist is None
+
+
+def test_a_line_without_an_answer_has_no_letters_and_an_error_line_is_no_answer():
+    invalid = ResultsLine.from_json(result_line(1, False, status="invalid"), "x")
+    error = ResultsLine.from_json(result_line(2, False, status="error"), "x")
+    assert invalid.code is None and invalid.group_letter is None and invalid.letter("intent") is None
+    assert invalid.is_answer and not error.is_answer
+    assert answers_and_errors([error, invalid]) == ([invalid], [error])
+
+
+def test_a_step_other_than_group_or_intent_is_refused():
+    with pytest.raises(ValueError, match="step must be one of"):
+        partial_line().distribution("letter")
+
+
+def test_a_line_is_frozen():
+    with pytest.raises(FrozenInstanceError):
+        partial_line().confidence = 1.0
+
+
+def test_a_field_the_type_does_not_know_is_refused_with_file_and_line():
+    with pytest.raises(ValueError, match="x.jsonl line 4: field 'route' is not a field of a results line"):
+        ResultsLine.from_json({**result_line(1, True), "route": "act"}, "x.jsonl line 4")
+    with pytest.raises(ValueError, match="line 2: not a JSON object"):
+        ResultsLine.from_json(["not", "an", "object"], "line 2")
+
+
+def test_a_wrong_field_is_named_as_check_record_names_it():
+    with pytest.raises(ValueError, match="y line 1: field 'confidence' is 1.5: not a probability"):
+        parse_lines([{**result_line(1, True), "confidence": 1.5}], "y")
+
+
+@pytest.mark.parametrize("shortlist", [[], [["A-B"]], [["A-B", "high"]], [["AB", 1.0]], "A-B"])
+def test_a_bad_shortlist_is_refused(shortlist):
+    with pytest.raises(ValueError, match="field 'shortlist' is .*: not a list of \\[code, score\\] pairs"):
+        ResultsLine.from_json({**result_line(1, True), "shortlist": shortlist}, "z line 1")
+
+
+def test_a_shortlist_is_read_as_pairs_and_written_back_as_lists():
+    record = {**result_line(1, True), "shortlist": [["A-B", 2.5], ["A-C", 1]]}
+    line = ResultsLine.from_json(record, "z")
+    assert line.shortlist == (("A-B", 2.5), ("A-C", 1.0))
+    assert line.to_json()["shortlist"] == [["A-B", 2.5], ["A-C", 1.0]]
+
+
+def test_replace_takes_the_code_apart_again():
+    line = replace(partial_line(code="A-B"), code="C-D")
+    assert (line.group_letter, line.intent_letter) == ("C", "D")
+
+
+def test_a_live_line_has_no_gold_letters():
+    live = partial_line(gold_code=None, gold_intent=None, correct=False, right_group=False)
+    assert live.gold_group_letter is None and live.gold_letter("group") is None
+
+
+@pytest.mark.parametrize("name", ["banking77-calib.jsonl", "banking77-test.jsonl", "clinc150-calib.jsonl",
+                                  "clinc150-test.jsonl"])
+def test_every_reference_line_is_written_back_exactly_as_read(name):
+    # to_json gives back the same object: the optional fields a file lacks (older files have no prompt_sha256 or
+    # flagged_logprobs) stay absent, and nothing is rounded.
+    with open(REFERENCE / name, encoding="utf-8") as handle:
+        records = [json.loads(text) for text in handle]
+    lines = parse_lines(records, name)
+    assert [line.to_json() for line in lines] == records
