@@ -46,7 +46,7 @@ def main() -> int:
     all_groups = sum(all(p > 0 for p in r.group_distribution.values()) for r in ok)
     chosen_present = sum(r.p_intent_given_group > 0 for r in ok)
     missed = [r for r in ok if r.missing_letters]
-    print(f"{len(ok)} answers with a code, top_logprobs {ok[0]['settings'].get('top_logprobs') if ok else '?'}:")
+    print(f"{len(ok)} answers with a code, top_logprobs {ok[0].settings.get('top_logprobs') if ok else '?'}:")
     print(f"  every group letter among the candidates:  {all_groups:5d}  ({100 * all_groups / len(ok):.1f}%)")
     print(f"  the chosen intent letter among them:      {chosen_present:5d}  ({100 * chosen_present / len(ok):.1f}%)")
     print(f"  some allowed letter missing:              {len(missed):5d}  ({100 * len(missed) / len(ok):.1f}%)")

@@ -2,11 +2,13 @@
 import json
 import math
 import random
+import re
 from dataclasses import replace
 
 import numpy as np
 import pytest
-from result_lines import partial_line
+import saved_answers
+from result_lines import partial_line, result_line
 from combined import FLOOR, Candidate, Weights, candidates_of, combine, combined_record, fit_weights
 from scipy.optimize import minimize
 
@@ -115,8 +117,6 @@ def test_a_combined_line_keeps_post_03s_fields_with_the_combined_decision():
 
 def test_combined_py_fits_on_calib_writes_both_splits_and_later_posts_read_them(tmp_path, monkeypatch, capsys):
     import combined
-    import saved_answers
-    from result_lines import result_line
 
     # Shortlist lines (as many as the splits hold, so they count as complete runs): the right code A-B is
     # on every shortlist of 2 with A-C; the model picks it when the line's number is even, the retriever
@@ -137,3 +137,45 @@ def test_combined_py_fits_on_calib_writes_both_splits_and_later_posts_read_them(
     test = saved_answers.read_split("test", None, "banking77", "combined2")   # checked whole on reading
     assert test.path == tmp_path / "banking77-combined2-test.jsonl" and len(test.records) == 3080
     assert all(r.confidence == pytest.approx(r.p_group * r.p_intent_given_group) for r in test.records)
+
+
+def test_run_py_with_a_shortlist_lets_the_model_choose_only_among_the_retrievers_codes(client, tmp_path, run_script):
+    out = tmp_path / "banking77-shortlist3-calib.jsonl"
+    result = run_script("03-where-confidence-comes-from/run.py", "--split", "calib", "--limit", "4", "--shortlist", "3",
+                        "--out", out, env={"LLAMA_URL": client.url})
+    assert result.returncode == 0, result.stderr
+    assert "banking77 calib, shortlist of 3: 4 messages" in result.stdout
+    loaded = saved_answers.read_split("calib", out)  # checked whole, shortlist included
+    assert len(loaded.records) == 4
+    for line in loaded.records:
+        assert len(line.shortlist) == 3 and line.code in {code for code, _ in line.shortlist}
+        scores = [score for _, score in line.shortlist]
+        assert scores == sorted(scores, reverse=True)
+        # the confidence keeps its definition, renormalized over the letters this grammar allows
+        allowed_groups = {code[0] for code, _ in line.shortlist}
+        assert set(line.group_distribution) == allowed_groups
+        assert set(line.intent_distribution) == {code[2] for code, _ in line.shortlist if code[0] == line.group_letter}
+
+
+def test_route_py_with_a_shortlist_routes_the_combined_decision(client, tmp_path, run_script):
+    # A combined calib file made by hand: 40 answers, all right at 0.95 and wrong at 0.30, weights 1 and 1.
+    def combined_line(number, right):
+        line = result_line(number, right, 0.95 if right else 0.3)
+        return {**line, "shortlist": [["A-B", 2.0], ["A-C", 1.0]], "model_code": line["code"],
+                "model_confidence": line["confidence"], "combined_weights": [1.0, 1.0]}
+    calib = tmp_path / "banking77-combined3-calib.jsonl"
+    calib.write_text("".join(json.dumps(combined_line(n, n % 4 != 0)) + "\n" for n in range(40)))
+    result = run_script("08-routes/route.py", "--shortlist", "3", "--calib", calib, "I was charged twice for one coffee",
+                        env={"LLAMA_URL": client.url})
+    assert result.returncode == 0, result.stderr
+    assert "combined decision: shortlist of 3, P(code) proportional to model^1.000 x retriever^1.000" in result.stdout
+    assert re.search(r"^intent: \w+  code [A-Z]-[A-Z]$", result.stdout, re.M)
+    assert re.search(r"^route: (act|ask|hand over)$", result.stdout, re.M)
+
+
+def test_route_py_refuses_a_calib_file_without_combined_weights(client, tmp_path, run_script):
+    from result_lines import write_lines
+    calib = write_lines(tmp_path / "plain.jsonl", [result_line(n, n % 2 == 0, 0.6) for n in range(10)])
+    result = run_script("08-routes/route.py", "--shortlist", "3", "--calib", calib, "hello",
+                        env={"LLAMA_URL": client.url})
+    assert result.returncode != 0 and "not one combined.py wrote" in result.stderr
