@@ -221,7 +221,10 @@ def typed_answer(response: dict, built: BuiltPrompt, tokens: LetterTokens, asked
     response: the body of /v1/chat/completions requested with logprobs and
     top_logprobs = asked, whose content is a full code. Accepts a code written
     as 2 tokens ('C', '-F') or 3 ('C', '-', 'F'), matched by token id (by
-    bytes where the server sends no ids). Raises ValueError when the content
+    bytes where the server sends no ids); a token that writes nothing after
+    a complete 2-token code (the end-of-generation token, which llama-server
+    lists when a 3-token retry is finished by the grammar after 2) is not
+    part of the code. Raises ValueError when the content
     is not a code of the table or the tokens do not spell it in one of those
     two ways, NoConfidence for a step the confidence cannot be read from
     (check_candidates), and ServerUnfit for logprobs the server should not
@@ -232,6 +235,8 @@ def typed_answer(response: dict, built: BuiltPrompt, tokens: LetterTokens, asked
     if code not in built.codes:
         raise ValueError(f"the reply {code!r} is not a full code of the table")
     steps = logprob_steps(response)
+    if len(steps) == 3 and steps[2].get("token") == "":
+        steps = steps[:2]
     check_candidates(steps, asked)
     group, letter = split_code(code)
     two = [(tokens.letter[group], group), (tokens.hyphen_letter[letter], "-" + letter)]

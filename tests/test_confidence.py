@@ -106,6 +106,19 @@ def test_truncated_code_is_refused(built):
         typed_answer(response("C-", [("C", GROUP_STEP), ("-", [candidate("-", 1.0)])]), built, TOKENS, 1)
 
 
+def test_the_end_token_after_a_two_token_code_is_not_part_of_it(built):
+    # A retry with room for 3 tokens can write 'C', '-F' and then the end-of-generation token, listed with
+    # empty text (seen on BANKING77 test-974 with a shortlist grammar): the answer is the 2-token one.
+    intent_step = [candidate("-F", 0.5), candidate("-A", 0.3), candidate("-", 0.1), candidate("-Z", 0.05)]
+    end = [candidate("", 0.9, token_id=151645), candidate("C", 0.05)]
+    two = typed_answer(response("C-F", [("C", GROUP_STEP), ("-F", intent_step)]), built, TOKENS, 2)
+    three = typed_answer(response("C-F", [("C", GROUP_STEP), ("-F", intent_step), ("", end)]), built, TOKENS, 2)
+    assert three == two and three.tokens_in_code == 2
+    # a third token that writes something is still refused
+    with pytest.raises(ValueError, match="do not spell"):
+        typed_answer(response("C-F", [("C", GROUP_STEP), ("-F", intent_step), ("x", end)]), built, TOKENS, 2)
+
+
 def test_tokens_that_do_not_spell_the_code_are_refused(built):
     with pytest.raises(ValueError, match="do not spell"):
         typed_answer(response("C-F", [("C", GROUP_STEP), ("-G", [candidate("-G", 0.9)])]), built, TOKENS, 1)
