@@ -103,6 +103,27 @@ def _sha256(value):
     return None if isinstance(value, str) and SHA256.fullmatch(value) else "not a hex sha256"
 
 
+def _code_or_null(value):
+    return None if value is None or _code(value) is None else "not a code like C-F or null"
+
+
+def _probability_or_null(value):
+    return None if value is None or _probability(value) is None else "not a probability in [0, 1] or null"
+
+
+def _pairs(value):
+    if (isinstance(value, list) and value
+            and all(isinstance(p, list) and len(p) == 2 and _code(p[0]) is None and is_number(p[1]) for p in value)):
+        return None
+    return "not a list of [code, score] pairs"
+
+
+def _weights(value):
+    if isinstance(value, list) and len(value) == 2 and all(is_number(w) for w in value):
+        return None
+    return "not a list of two numbers"
+
+
 def _distribution(value):
     if not isinstance(value, dict) or not value:
         return "not an object of letters and probabilities"
@@ -147,6 +168,11 @@ FIELDS: dict[str, tuple[Check, bool, str]] = {
     "missing_letters": (_count, False, "null"),
     "tokens_in_code": (_tokens, False, "null"),
     "flagged_logprobs": (_count, True, "null"),
+    # run.py --shortlist: the retriever's candidates; 08's combined.py: the model's own answer and the weights.
+    "shortlist": (_pairs, True, "any"),
+    "model_code": (_code_or_null, True, "any"),
+    "model_confidence": (_probability_or_null, True, "any"),
+    "combined_weights": (_weights, True, "any"),
 }
 
 
@@ -155,7 +181,8 @@ def check_record(record: dict, where: str) -> None:
 
     where: the file and line, e.g. "results/x.jsonl line 12". Checks every
     field of FIELDS (type, range; "grammar", "prompt_sha256" and
-    "flagged_logprobs" may be absent, as in older files), that a line without
+    "flagged_logprobs" may be absent, as in older files, and the fields of
+    shortlist and combined lines from other lines), that a line without
     an answer (status not ok) has a null code and null answer fields and
     confidence 0, and that the fields agree with each other: correct and
     right_group with code and gold_code, confidence = p_group x
@@ -299,7 +326,7 @@ class ResultsLine:
                              "not a line written by 03's run.py")
         values = dict(record)
         if values.get("shortlist") is not None:
-            values["shortlist"] = _shortlist(values["shortlist"], where)
+            values["shortlist"] = tuple((code, float(score)) for code, score in values["shortlist"])
         if values.get("combined_weights") is not None:
             values["combined_weights"] = tuple(values["combined_weights"])
         return cls(**values)
@@ -326,14 +353,6 @@ def _step(step: str) -> str:
         raise ValueError(f"step must be one of {STEPS}, not {step!r}")
     return step
 
-
-def _shortlist(value, where: str) -> tuple[tuple[str, float], ...]:
-    """A shortlist field ([[code, score], ...], best first) as pairs; ValueError naming `where` otherwise."""
-    if (isinstance(value, list) and value
-            and all(isinstance(p, list) and len(p) == 2 and _code(p[0]) is None and is_number(p[1]) for p in value)):
-        return tuple((code, float(score)) for code, score in value)
-    raise ValueError(f"{where}: field 'shortlist' is {value!r}: not a list of [code, score] pairs; "
-                     "not a line written by 03's run.py --shortlist")
 
 
 def answers_and_errors(lines: list[ResultsLine]) -> tuple[list[ResultsLine], list[ResultsLine]]:

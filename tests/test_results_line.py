@@ -54,6 +54,17 @@ def test_a_bad_shortlist_is_refused(shortlist):
         ResultsLine.from_json({**result_line(1, True), "shortlist": shortlist}, "z line 1")
 
 
+@pytest.mark.parametrize("name, value, words", [
+    ("model_code", "AB", "not a code like C-F or null"),
+    ("model_confidence", 1.5, "not a probability in \\[0, 1\\] or null"),
+    ("combined_weights", [1.0], "not a list of two numbers"),
+    ("combined_weights", [1.0, "b"], "not a list of two numbers"),
+])
+def test_the_fields_of_a_combined_line_are_checked(name, value, words):
+    with pytest.raises(ValueError, match=f"field '{name}' is .*: {words}"):
+        ResultsLine.from_json({**result_line(1, True), name: value}, "c line 1")
+
+
 def test_a_shortlist_is_read_as_pairs_and_written_back_as_lists():
     record = {**result_line(1, True), "shortlist": [["A-B", 2.5], ["A-C", 1]]}
     line = ResultsLine.from_json(record, "z")
