@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 
 from batch import base_record
 from confidence import LetterTokens, answer_fields, read_answer
@@ -180,9 +180,9 @@ def check_record(record: dict, where: str) -> None:
     """Raise ValueError "<where>: field 'name' ..." for the first field of a results line that is wrong.
 
     where: the file and line, e.g. "results/x.jsonl line 12". Checks every
-    field of FIELDS (type, range; "grammar", "prompt_sha256" and
-    "flagged_logprobs" may be absent, as in older files, and the fields of
-    shortlist and combined lines from other lines), that a line without
+    field of FIELDS (type, range; the optional ones may be absent: "grammar",
+    "prompt_sha256" and "flagged_logprobs" from older files, the fields of
+    shortlist and combined lines from every other line), that a line without
     an answer (status not ok) has a null code and null answer fields and
     confidence 0, and that the fields agree with each other: correct and
     right_group with code and gold_code, confidence = p_group x
@@ -222,15 +222,15 @@ def check_record(record: dict, where: str) -> None:
             raise bad(name, f"has no letter {letter!r} of the code {code}")
 
 
-# Fields some lines have and others not: older files lack the first three; run.py --shortlist adds the
-# retriever's candidates, 08's combined.py the model's own answer and the weights it was combined with.
-OPTIONAL = ("grammar", "prompt_sha256", "flagged_logprobs", "shortlist", "model_code", "model_confidence",
-            "combined_weights")
+# Fields some lines have and others not (FIELDS says which): older files lack grammar, prompt_sha256 and
+# flagged_logprobs; run.py --shortlist adds the retriever's candidates, 08's combined.py the model's own
+# answer and the weights it was combined with.
+OPTIONAL = tuple(name for name, (_, optional, _) in FIELDS.items() if optional)
 
 
 @dataclass(frozen=True)
 class ResultsLine:
-    """One message's line of a results file, as every post from 04 on reads it.
+    """One message's line of a results file, as every reader of one (post 03's scripts and posts 04-08) has it.
 
     The fields are run.py's (README.md of post 03 lists them): probabilities
     in [0, 1], wall_ms in milliseconds, distributions letter -> probability.
@@ -243,8 +243,12 @@ class ResultsLine:
     gold_group_letter, gold_intent_letter of gold_code. gold_intent and
     gold_code are None only for a live message that has no right answer
     (08's route.py); every line of a file has them (from_json checks).
+    written: the optional fields the line had in its file, null ones
+    included, so that to_json writes it back as it was read.
 
-    Made by from_json (which checks the line whole) or, in tests, directly.
+    Made by from_json, which checks the line whole. Made directly (08's
+    route.py for a live message, tests) or by dataclasses.replace (08's
+    combined.py), a line is not checked: its maker answers for it.
     """
 
     id: str
@@ -280,6 +284,7 @@ class ResultsLine:
     model_code: str | None = None
     model_confidence: float | None = None
     combined_weights: tuple[float, ...] | None = None
+    written: frozenset[str] = field(default=frozenset(), repr=False, compare=False)
     group_letter: str | None = field(init=False, repr=False, compare=False)
     intent_letter: str | None = field(init=False, repr=False, compare=False)
     gold_group_letter: str | None = field(init=False, repr=False, compare=False)
@@ -295,6 +300,10 @@ class ResultsLine:
     def distribution(self, step: str) -> Mapping[str, float] | None:
         """group_distribution for step "group", intent_distribution for "intent"; ValueError for another step."""
         return getattr(self, f"{_step(step)}_distribution")
+
+    def off_label(self, step: str) -> float | None:
+        """off_label_group for step "group", off_label_intent for "intent" (None without an answer)."""
+        return getattr(self, f"off_label_{_step(step)}")
 
     def letter(self, step: str) -> str | None:
         """The letter the answer wrote at step "group" or "intent" (None without an answer)."""
@@ -319,32 +328,30 @@ class ResultsLine:
         if not isinstance(record, dict):
             raise ValueError(f"{where}: not a JSON object; not a line written by 03's run.py")
         check_record(record, where)
-        known = {f.name for f in fields(cls) if f.init}
-        unknown = sorted(set(record) - known)
+        unknown = sorted(set(record) - set(FIELDS))
         if unknown:
             raise ValueError(f"{where}: field {unknown[0]!r} is not a field of a results line; "
                              "not a line written by 03's run.py")
         values = dict(record)
         if values.get("shortlist") is not None:
-            values["shortlist"] = tuple((code, float(score)) for code, score in values["shortlist"])
+            values["shortlist"] = tuple((code, score) for code, score in values["shortlist"])
         if values.get("combined_weights") is not None:
             values["combined_weights"] = tuple(values["combined_weights"])
-        return cls(**values)
+        return cls(**values, written=frozenset(set(record) & set(OPTIONAL)))
 
     def to_json(self) -> dict:
-        """The JSON object of the line, as run.py writes it (optional fields only when set; lists for tuples)."""
+        """The JSON object of the line in run.py's order of fields (FIELDS): json.dumps of it gives back the line
+        from_json read. An optional field is written when it is set or was in the line read (written)."""
         record = {}
-        for item in fields(self):
-            if not item.init:
+        for name in FIELDS:
+            value = getattr(self, name)
+            if value is None and name in OPTIONAL and name not in self.written:
                 continue
-            value = getattr(self, item.name)
-            if item.name in OPTIONAL and value is None:
-                continue
-            if item.name == "shortlist":
+            if name == "shortlist" and value is not None:
                 value = [[code, score] for code, score in value]
-            elif item.name == "combined_weights":
+            elif name == "combined_weights" and value is not None:
                 value = list(value)
-            record[item.name] = value
+            record[name] = value
         return record
 
 
@@ -365,5 +372,10 @@ def answers_and_errors(lines: list[ResultsLine]) -> tuple[list[ResultsLine], lis
 
 
 def parse_lines(records: list[dict], where: str) -> list[ResultsLine]:
-    """ResultsLine.from_json of each record, named "<where> line <n>" (n from 1) in an error."""
-    return [ResultsLine.from_json(record, f"{where} line {number}") for number, record in enumerate(records, 1)]
+    """ResultsLine.from_json of each record (the records of a run, each with its "id"); an error names
+    "<where>, the line of id <id>", and raises ValueError as from_json does."""
+    lines = []
+    for record in records:
+        name = record.get("id") if isinstance(record, dict) else None
+        lines.append(ResultsLine.from_json(record, f"{where}, the line of id {name!r}"))
+    return lines

@@ -17,7 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # puts the post folders on sys.path
-from results_record import ResultsLine, answers_and_errors
+from results_record import STEPS, ResultsLine, answers_and_errors
 from saved_answers import add_results_arguments, describe, read_split
 
 RANGES = ((0.0, 0.5), (0.5, 0.7), (0.7, 0.9), (0.9, 0.99), (0.99, 1.0))
@@ -76,8 +76,8 @@ def print_summary(records: list[ResultsLine], title: str = "") -> None:
     for label, group in (("right", right), ("wrong", wrong)):
         if group:
             print(f"  median confidence when {label}: {statistics.median(r.confidence for r in group):.3f}")
-    for step in ("group", "intent"):
-        masses = [100 * getattr(r, f"off_label_{step}") for r in ok]
+    for step in STEPS:
+        masses = [100 * r.off_label(step) for r in ok]
         if masses:
             print(f"  off-label mass at the {step} step: median {statistics.median(masses):.2f}%, "
                   f"95th percentile {percentile(masses, 0.95):.2f}%, max {max(masses):.2f}%")

@@ -64,7 +64,6 @@ TARGET = 0.985
 ASK_TARGET = 0.90
 
 # A calibrator maps one results line (post 03's ResultsLine) to a calibrated confidence in [0, 1].
-
 Calibrator = Callable[[ResultsLine], float]
 
 
@@ -232,7 +231,7 @@ def fit_thresholds(calib: list[ResultsLine], calibrate: Calibrator, target: floa
 def route_of(record: ResultsLine, calibrated: float, thresholds: Thresholds) -> str:
     """The route of one answer: "act", "ask" or "hand_over".
 
-    record: a post 03 record (or the same fields for one live answer);
+    record: a post 03 results line (route.py's live_line for a live message);
     calibrated: its calibrated confidence. t_act is compared with the
     calibrated confidence under the point rule and with the raw one
     (record.confidence) under the certified rule; t_ask always with the

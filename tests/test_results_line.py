@@ -44,7 +44,7 @@ def test_a_field_the_type_does_not_know_is_refused_with_file_and_line():
 
 
 def test_a_wrong_field_is_named_as_check_record_names_it():
-    with pytest.raises(ValueError, match="y line 1: field 'confidence' is 1.5: not a probability"):
+    with pytest.raises(ValueError, match="y, the line of id 'test-1': field 'confidence' is 1.5: not a probability"):
         parse_lines([{**result_line(1, True), "confidence": 1.5}], "y")
 
 
@@ -68,8 +68,8 @@ def test_the_fields_of_a_combined_line_are_checked(name, value, words):
 def test_a_shortlist_is_read_as_pairs_and_written_back_as_lists():
     record = {**result_line(1, True), "shortlist": [["A-B", 2.5], ["A-C", 1]]}
     line = ResultsLine.from_json(record, "z")
-    assert line.shortlist == (("A-B", 2.5), ("A-C", 1.0))
-    assert line.to_json()["shortlist"] == [["A-B", 2.5], ["A-C", 1.0]]
+    assert line.shortlist == (("A-B", 2.5), ("A-C", 1))
+    assert line.to_json()["shortlist"] == [["A-B", 2.5], ["A-C", 1]]
 
 
 def test_replace_takes_the_code_apart_again():
@@ -85,9 +85,25 @@ def test_a_live_line_has_no_gold_letters():
 @pytest.mark.parametrize("name", ["banking77-calib.jsonl", "banking77-test.jsonl", "clinc150-calib.jsonl",
                                   "clinc150-test.jsonl"])
 def test_every_reference_line_is_written_back_exactly_as_read(name):
-    # to_json gives back the same object: the optional fields a file lacks (older files have no prompt_sha256 or
-    # flagged_logprobs) stay absent, and nothing is rounded.
+    # The same text, byte for byte: run.py's order of fields, the optional fields a file lacks (older files have
+    # no prompt_sha256 or flagged_logprobs) still absent, nothing rounded.
     with open(REFERENCE / name, encoding="utf-8") as handle:
-        records = [json.loads(text) for text in handle]
-    lines = parse_lines(records, name)
-    assert [line.to_json() for line in lines] == records
+        texts = handle.read().splitlines()
+    lines = parse_lines([json.loads(text) for text in texts], name)
+    assert [json.dumps(line.to_json(), ensure_ascii=False) for line in lines] == texts
+
+
+@pytest.mark.parametrize("status", ["ok", "invalid", "too_long", "error"])
+def test_a_line_of_each_status_is_written_back_as_read_null_fields_included(status):
+    # run.py writes "flagged_logprobs": null on a line without an answer: written back, not dropped.
+    record = {**result_line(3, False, 0.6, status=status), "shortlist": [["A-C", 2], ["A-B", 0.5]]}
+    line = ResultsLine.from_json(record, "s")
+    assert json.dumps(line.to_json()) == json.dumps(record)
+    if status != "ok":
+        assert "flagged_logprobs" in line.to_json() and line.to_json()["flagged_logprobs"] is None
+
+
+def test_a_line_made_without_a_file_writes_no_optional_field_it_does_not_have():
+    written = partial_line().to_json()
+    assert not {"grammar", "prompt_sha256", "flagged_logprobs", "shortlist", "model_code"} & set(written)
+    assert list(written)[:3] == ["id", "text", "gold_intent"]

@@ -3,13 +3,14 @@ import json
 import random
 import subprocess
 import sys
+from dataclasses import MISSING, fields
 from pathlib import Path
 
 import numpy as np
 import pytest
 from ece import ece
 from result_lines import EIGHT_AND_TWO_ERRORS, lines, partial_line, result_line, write_lines
-from results_record import FIELDS, check_record
+from results_record import FIELDS, OPTIONAL, ResultsLine, check_record
 from saved_answers import describe, read_split
 from summary import RANGES, in_range, percentile, print_summary
 
@@ -103,7 +104,19 @@ def checked(line: dict) -> str:
     return str(bad.value)
 
 
-@pytest.mark.parametrize("field", sorted(name for name, (_, optional, _) in FIELDS.items() if not optional))
+# The fields a line may lack, written out here so that a field marked optional by mistake fails the test below.
+MAY_BE_ABSENT = {"grammar", "prompt_sha256", "flagged_logprobs", "shortlist", "model_code", "model_confidence",
+                 "combined_weights"}
+
+
+def test_the_optional_fields_are_these_and_have_defaults_in_the_line_type():
+    assert {name for name, (_, optional, _) in FIELDS.items() if optional} == set(OPTIONAL) == MAY_BE_ABSENT
+    defaults = {f.name for f in fields(ResultsLine) if f.init and f.default is not MISSING and f.name != "written"}
+    assert defaults == MAY_BE_ABSENT
+    assert {f.name for f in fields(ResultsLine) if f.init and f.name != "written"} == set(FIELDS)
+
+
+@pytest.mark.parametrize("field", sorted(set(FIELDS) - MAY_BE_ABSENT))
 def test_every_field_a_later_script_reads_must_be_there(field):
     line = result_line(1, True, 0.7)
     del line[field]
