@@ -214,7 +214,10 @@ def combined_record(record: ResultsLine, weights: Weights, intent_of: dict[str, 
     groups: dict[str, float] = {}
     for candidate, p in probabilities.items():
         groups[split_code(candidate)[0]] = groups.get(split_code(candidate)[0], 0.0) + p
-    intents = {split_code(c)[1]: p / groups[group] for c, p in probabilities.items() if split_code(c)[0] == group}
+    # sums of floats can pass 1 by an ulp (1.0000000000000002): probabilities stay in [0, 1]
+    groups = {g: min(p, 1.0) for g, p in groups.items()}
+    intents = {split_code(c)[1]: min(p / groups[group], 1.0) for c, p in probabilities.items()
+               if split_code(c)[0] == group}
     return replace(
         record, status="ok", code=code, intent=intent_of[code],
         correct=code == record.gold_code, right_group=group == record.gold_group_letter,  # False without gold
