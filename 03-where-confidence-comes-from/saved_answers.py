@@ -155,6 +155,10 @@ def read_split(split: str, results: Path | None = None, dataset: str = "banking7
     path = Path(results) if results else default_results(dataset, split, variant)[0]
     if results:
         command += f" --out {path}"
+    elif not path.exists():  # neither a run of the reader's nor a committed one: say where the reader's goes
+        raise FileNotFoundError(f"no {dataset} {split} answers{f' of kind {variant}' if variant else ''}: no run of "
+                                f"yours at {relative(own_results_path(dataset, split, variant))} and no reference "
+                                f"run; write it with: {command}")
     lines: list[ResultsLine] = []
     seen: dict[str, int] = {}
     for number, record in numbered_records(path, command):

@@ -6,8 +6,8 @@
 
 Sorts the answers into 15 equal-width confidence bins and compares, in each
 bin, the mean confidence with the fraction of answers that were right. No
-server needed: it reads post 03's results (the committed reference run unless
---results names your own).
+server needed: it reads post 03's results (your own complete run, else the
+committed reference run; --results names any other file).
 """
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """A combined decision: the model's renormalized probabilities and the retriever's scores, weighed on calib.
 
     python3 08-routes/combined.py                      # BANKING77, shortlist of 5: fit on calib, report on test
-    python3 08-routes/combined.py --dataset clinc150
+    python3 08-routes/combined.py --dataset clinc150    # once run.py --dataset clinc150 --shortlist 5 has run
     python3 08-routes/routes.py --variant combined5    # post 08's routes on the combined decisions
 
 A shortlist run of post 03 (run.py --shortlist K) asks the model to choose

@@ -6,12 +6,14 @@
     python3 08-routes/route.py --dataset clinc150 "how many moons does jupiter have"
     python3 08-routes/route.py --target 0.60 --rule certified "where is my card?"
     python3 08-routes/route.py --alpha 0.2 "where is my card?"        # and its conformal ask set
+    python3 08-routes/route.py --shortlist 5 "where is my card?"      # the combined decision (combined.py)
 
 The typed answer comes from the running server (LLAMA_URL, default
 http://127.0.0.1:8080), exactly as in post 03: the code under the grammar,
 its confidence from top_logprobs. The calibration and both thresholds are
-fitted on the reference calib file (routes.py; no server needed for that
-part), so they hold for the model that wrote that file: with another model on
+fitted on the calib file (your own complete calib run of post 03, else the
+reference one; routes.py; no server needed for that part), so they hold for
+the model that wrote that file: with another model on
 the server the script says so, and the route means little. With --dataset
 clinc150 the prompt, grammar and calib file are CLINC150's, and an answer of
 its out-of-scope code (K-A) always hands over. --rule certified acts only

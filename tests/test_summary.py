@@ -306,3 +306,13 @@ def test_an_own_run_with_error_lines_is_not_complete_and_says_how_many_answers_i
     assert path == saved_answers.REFERENCE / "banking77-calib.jsonl"
     assert "has 767 of 770 messages (finish it with: python3 03-where-confidence-comes-from/run.py --split calib)" \
         in saved_answers.describe(path, records)
+
+
+def test_a_split_with_no_run_anywhere_names_where_the_readers_run_goes(tmp_path, monkeypatch):
+    import saved_answers
+    monkeypatch.setattr(saved_answers, "OWN_RESULTS", tmp_path / "own")
+    with pytest.raises(FileNotFoundError) as missing:
+        saved_answers.read_split("calib", None, "banking77", "shortlist3")
+    assert str(missing.value).startswith("no banking77 calib answers of kind shortlist3: no run of yours at ")
+    assert str(missing.value).endswith("banking77-shortlist3-calib.jsonl and no reference run; write it with: "
+                                       "python3 03-where-confidence-comes-from/run.py --shortlist 3 --split calib")
