@@ -156,7 +156,10 @@ def test_ctrl_c_keeps_finished_lines_and_a_rerun_resumes(client, tmp_path, run_s
     out = tmp_path / "codes.jsonl"
     command = [sys.executable, str(ROOT / "02-forcing-a-valid-answer/run.py"), "--split", "calib", "--limit", "200",
                "--out", str(out)]
-    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # SIGINT at its default in the child: a shell that starts the tests in the background (nohup, `&` without job
+    # control) leaves SIGINT ignored, and Python then installs no KeyboardInterrupt handler at all.
+    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 600
     while (not out.exists() or len(out.read_text().splitlines()) < 2) and time.monotonic() < deadline:
         time.sleep(0.2)
