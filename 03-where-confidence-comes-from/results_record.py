@@ -119,9 +119,10 @@ def _pairs(value):
 
 
 def _weights(value):
-    if isinstance(value, list) and len(value) == 2 and all(is_number(w) for w in value):
+    # 08's combined.py: (model, retriever), plus (bias, best score, model) of an out-of-scope code's term
+    if isinstance(value, list) and len(value) in (2, 5) and all(is_number(w) for w in value):
         return None
-    return "not a list of two numbers"
+    return "not a list of 2 or 5 numbers"
 
 
 def _distribution(value):

@@ -30,6 +30,19 @@ the model alone, a = 0, b = 1 the retriever alone. Zeros are floored at
 FLOOR so that a code one side rules out is not ruled out by the product.
 The decision is the most probable candidate, and its confidence is its P.
 
+CLINC150's out-of-scope code K-A, on every shortlist, is a candidate of
+another kind: the retriever has no opinion about it (its nearest neighbours
+seldom carry that label, so its score is mostly 0), but how close the
+nearest intent is says something. Its term in the product is its own:
+
+    exp(c + d x best) x model(K-A)^e
+
+with best the highest retriever score among the shortlist's intents (raw, a
+sum of up to 10 cosine similarities) and c, d, e fitted on calib with a and b
+in the same likelihood. A message that resembles no training message (best
+low) leans to out of scope when d < 0. Datasets without an out-of-scope code
+(BANKING77) have only a and b.
+
 combined.py writes the decision into results lines with the fields of
 post 03 (code, correct, confidence = p_group x p_intent_given_group, the
 distributions), next to post 03's answers (<dataset>-combinedK-<split>.jsonl
@@ -61,142 +74,228 @@ MAX_NEWTON_STEPS = 100
 
 @dataclass(frozen=True)
 class Candidate:
-    """One code of a message's shortlist: model and retriever probabilities in [0, 1]."""
+    """One code of a message's shortlist: model and retriever probabilities in [0, 1].
+
+    best_score: set on an out-of-scope code only (CLINC150's K-A): the
+    retriever's highest raw score among the in-scope codes of the shortlist
+    (a sum of up to 10 cosine similarities, in [0, 10]). The retriever has no
+    opinion about "no intent fits" (its neighbours seldom carry that label),
+    but how close the nearest intent is tells something about it.
+    """
 
     code: str
     model: float
     retriever: float
+    best_score: float | None = None
+
+    @property
+    def out_of_scope(self) -> bool:
+        return self.best_score is not None
 
 
 @dataclass(frozen=True)
 class Weights:
-    """The exponents of the product: model^model x retriever^retriever (dimensionless).
+    """The weights of the product (dimensionless): model^model x retriever^retriever for an intent's code.
 
-    log_likelihood: of the right codes among the candidates on the split the
-    weights were fitted on (natural log, summed); fitted_on: how many
-    messages had their right code among the candidates and entered the fit.
+    out_of_scope: for datasets with an out-of-scope code, the three weights
+    (bias, best_score, model) of that code's own term,
+    exp(bias + best_score x candidate.best_score) x model^model; None where the
+    dataset has no such code. log_likelihood: of the right codes among the
+    candidates on the split the weights were fitted on (natural log, summed);
+    fitted_on: how many messages had their right code among the candidates
+    and entered the fit.
     """
 
     model: float
     retriever: float
+    out_of_scope: tuple[float, float, float] | None = None
     log_likelihood: float = 0.0
     fitted_on: int = 0
 
+    def values(self) -> tuple[float, ...]:
+        """The weights as results lines store them (combined_weights): 2 numbers, or 5 with out_of_scope."""
+        return (self.model, self.retriever) + (self.out_of_scope or ())
 
-def candidates_of(record: ResultsLine) -> list[Candidate]:
+    @classmethod
+    def from_values(cls, values: tuple[float, ...]) -> "Weights":
+        """The inverse of values(). Raises ValueError unless there are 2 or 5 numbers."""
+        if len(values) not in (2, 5):
+            raise ValueError(f"combined weights are 2 or 5 numbers, not {len(values)}")
+        return cls(values[0], values[1], tuple(values[2:]) if len(values) == 5 else None)
+
+    def describe(self) -> str:
+        """The formula with the weights, as the scripts print it (3 decimals)."""
+        text = f"model^{self.model:.3f} x retriever^{self.retriever:.3f}"
+        if self.out_of_scope:
+            bias, best, model = self.out_of_scope
+            text += (f"; out of scope: exp({bias:.3f} {'+' if best >= 0 else '-'} {abs(best):.3f} x best retriever score)"
+                     f" x model^{model:.3f}")
+        return text
+
+
+def candidates_of(record: ResultsLine, out_of_scope: frozenset[str] = frozenset()) -> list[Candidate]:
     """The candidates of one shortlist results line (run.py --shortlist K).
 
     record: a line with a shortlist ((code, score) pairs, best first, scores
     >= 0), code (the model's answer or None), group_distribution (group
     letter -> P, over the shortlist's groups) and intent_distribution
     (intent letter -> P, over the chosen group's shortlisted letters).
-    A line whose model answer failed (no code) gets model(c) = 1/K for every
-    candidate, so the retriever decides. Raises ValueError on a line without
-    a shortlist or with a negative score.
+    out_of_scope: the dataset's out-of-scope codes; such a candidate gets
+    best_score (see Candidate). A line whose model answer failed (no code)
+    gets model(c) = 1/K for every candidate, so the retriever decides.
+    Raises ValueError on a line without a shortlist or with a negative score.
     """
     shortlist = record.shortlist
     if not shortlist:
         raise ValueError(f"line {record.id!r} has no shortlist: write it with 03's run.py --shortlist K")
     if any(score < 0 for _, score in shortlist):
         raise ValueError(f"line {record.id!r} has a negative retriever score")
+    best_score = max((score for code, score in shortlist if code not in out_of_scope), default=0.0)
     total = sum(score for _, score in shortlist)
     retriever = {code: (score / total if total > 0 else 1 / len(shortlist)) for code, score in shortlist}
     if record.code is None:
-        return [Candidate(code, 1 / len(shortlist), retriever[code]) for code, _ in shortlist]
-    group_score: dict[str, float] = {}
-    for code, _ in shortlist:
-        group = split_code(code)[0]
-        group_score[group] = group_score.get(group, 0.0) + retriever[code]
-    candidates = []
-    for code, _ in shortlist:
-        group, letter = split_code(code)
-        p_group = record.group_distribution.get(group, 0.0)
-        if group == record.group_letter:
-            p_intent = record.intent_distribution.get(letter, 0.0)
-        else:  # the model never scored this group's intents: split P(group) the retriever's way
-            p_intent = retriever[code] / group_score[group] if group_score[group] > 0 else 0.0
-        candidates.append(Candidate(code, p_group * p_intent, retriever[code]))
-    return candidates
+        model = {code: 1 / len(shortlist) for code, _ in shortlist}
+    else:
+        group_score: dict[str, float] = {}
+        group_size: dict[str, int] = {}
+        for code, _ in shortlist:
+            group = split_code(code)[0]
+            group_score[group] = group_score.get(group, 0.0) + retriever[code]
+            group_size[group] = group_size.get(group, 0) + 1
+        model = {}
+        for code, _ in shortlist:
+            group, letter = split_code(code)
+            p_group = record.group_distribution.get(group, 0.0)
+            if group == record.group_letter:
+                p_intent = record.intent_distribution.get(letter, 0.0)
+            elif group_score[group] > 0:  # the model never scored this group's intents: split P(group) the retriever's way
+                p_intent = retriever[code] / group_score[group]
+            else:  # nor did the retriever (CLINC150's K-A, alone in group K, mostly scores 0): split it evenly
+                p_intent = 1 / group_size[group]
+            model[code] = p_group * p_intent
+    return [Candidate(code, model[code], retriever[code], best_score if code in out_of_scope else None)
+            for code, _ in shortlist]
 
 
-def _features(candidate: Candidate) -> tuple[float, float]:
-    return math.log(max(candidate.model, FLOOR)), math.log(max(candidate.retriever, FLOOR))
+def _features(candidate: Candidate, size: int) -> tuple[float, ...]:
+    """The candidate's features for weights of `size` (2 or 5) numbers, in Weights.values() order."""
+    log_model = math.log(max(candidate.model, FLOOR))
+    if not candidate.out_of_scope:
+        return (log_model, math.log(max(candidate.retriever, FLOOR)), 0.0, 0.0, 0.0)[:size]
+    if size == 2:
+        raise ValueError(f"{candidate.code} is an out-of-scope code, and these weights have no term for one: "
+                         "fit them with its dataset's out-of-scope codes")
+    return (0.0, 0.0, 1.0, candidate.best_score, log_model)
+
+
+def _utilities(candidates: list[Candidate], values: tuple[float, ...]) -> list[float]:
+    return [sum(w * x for w, x in zip(values, _features(c, len(values)))) for c in candidates]
+
+
+def _softmax(scores: list[float]) -> list[float]:
+    top = max(scores)
+    exps = [math.exp(score - top) for score in scores]  # shifted by the maximum: no overflow
+    total = sum(exps)
+    return [e / total for e in exps]
 
 
 def combine(candidates: list[Candidate], weights: Weights) -> dict[str, float]:
     """code -> combined probability in [0, 1], summing to 1 over the candidates (see the module docstring).
 
-    Raises ValueError on no candidates.
+    Raises ValueError on no candidates, or on an out-of-scope candidate when
+    the weights have no out-of-scope term.
     """
     if not candidates:
         raise ValueError("no candidates to combine")
-    scores = [weights.model * x + weights.retriever * y for x, y in map(_features, candidates)]
-    top = max(scores)
-    exps = [math.exp(score - top) for score in scores]  # shifted by the maximum: no overflow
-    total = sum(exps)
-    return {c.code: e / total for c, e in zip(candidates, exps)}
+    return {c.code: p for c, p in zip(candidates, _softmax(_utilities(candidates, weights.values())))}
 
 
-def log_likelihood_and_derivatives(examples: list[tuple[list[Candidate], str]], a: float, b: float):
-    """L(a, b) = sum over examples of log P(right code), with its gradient (2) and Hessian (2 x 2).
+def log_likelihood_and_derivatives(examples: list[tuple[list[Candidate], str]], values: tuple[float, ...]):
+    """L(w) = sum over examples of log P(right code), with its gradient (n) and Hessian (n x n), n = len(values).
 
     For a conditional logit, dL/dw = sum (x_right - E[x]) and d2L/dw2 = -sum Cov[x]
-    (McFadden 1974), with x = (log model, log retriever) and expectations under P.
+    (McFadden 1974), with x the candidate's features (_features) and expectations under P.
     """
-    value, grad, hess = 0.0, [0.0, 0.0], [[0.0, 0.0], [0.0, 0.0]]
+    n = len(values)
+    value, grad, hess = 0.0, [0.0] * n, [[0.0] * n for _ in range(n)]
     for candidates, right in examples:
-        xs = [_features(c) for c in candidates]
-        scores = [a * x + b * y for x, y in xs]
-        top = max(scores)
-        exps = [math.exp(s - top) for s in scores]
-        total = sum(exps)
-        probs = [e / total for e in exps]
+        xs = [_features(c, n) for c in candidates]
+        scores = [sum(w * x for w, x in zip(values, row)) for row in xs]
+        probs = _softmax(scores)
         index = next(i for i, c in enumerate(candidates) if c.code == right)
-        value += scores[index] - top - math.log(total)
-        mean = [sum(p * x[k] for p, x in zip(probs, xs)) for k in (0, 1)]
-        for k in (0, 1):
+        value += math.log(max(probs[index], sys.float_info.min))
+        mean = [sum(p * x[k] for p, x in zip(probs, xs)) for k in range(n)]
+        for k in range(n):
             grad[k] += xs[index][k] - mean[k]
-            for j in (0, 1):
+            for j in range(k, n):
                 hess[k][j] -= sum(p * (x[k] - mean[k]) * (x[j] - mean[j]) for p, x in zip(probs, xs))
+                hess[j][k] = hess[k][j]
     return value, grad, hess
+
+
+def newton_step(hess: list[list[float]], grad: list[float]) -> list[float]:
+    """The Newton step s with hess s = -grad, for a negative definite hess (n x n), by Cholesky of -hess.
+
+    Raises ValueError when -hess is not positive definite (to a relative 1e-12):
+    a flat direction, i.e. features that do not separate the candidates.
+    """
+    n = len(grad)
+    lower = [[0.0] * n for _ in range(n)]
+    for i in range(n):
+        for j in range(i + 1):
+            total = -hess[i][j] - sum(lower[i][k] * lower[j][k] for k in range(j))
+            if i == j:
+                if total <= 1e-12 * max(1.0, abs(hess[i][i])):
+                    raise ValueError("the candidates' features do not vary: the weights cannot be fitted")
+                lower[i][i] = math.sqrt(total)
+            else:
+                lower[i][j] = total / lower[j][j]
+    forward = [0.0] * n  # lower y = grad, then lower^T s = y: (-hess) s = grad, so hess s = -grad
+    for i in range(n):
+        forward[i] = (grad[i] - sum(lower[i][k] * forward[k] for k in range(i))) / lower[i][i]
+    step = [0.0] * n
+    for i in reversed(range(n)):
+        step[i] = (forward[i] - sum(lower[k][i] * step[k] for k in range(i + 1, n))) / lower[i][i]
+    return step
 
 
 def fit_weights(examples: list[tuple[list[Candidate], str]]) -> Weights:
     """The weights that maximize the likelihood of the right codes among their candidates.
 
     examples: (candidates, right code) pairs; pairs whose right code is not
-    among the candidates are left out (no weight can make them right).
-    Newton's method with step halving from (1, 1), to a gradient below 1e-9
-    per example. Raises ValueError when no example has its right code among
-    the candidates, or when every candidate ties on both features in every
-    example (nothing to fit).
+    among the candidates are left out (no weight can make them right). With
+    an out-of-scope candidate in any example, the out-of-scope term is fitted
+    too (5 weights), else 2. Newton's method with step halving from all
+    weights 1 (the out-of-scope bias and best-score weight from 0), to a
+    gradient below 1e-9 per example. Raises ValueError when no example has
+    its right code among the candidates, or when a weight has nothing to
+    tell it apart (features that never vary among the candidates).
     """
     usable = [(c, right) for c, right in examples if any(x.code == right for x in c)]
     if not usable:
         raise ValueError("no message has its right code in the shortlist: nothing to fit the weights on")
-    a, b = 1.0, 1.0
-    value, grad, hess = log_likelihood_and_derivatives(usable, a, b)
+    with_out_of_scope = any(x.out_of_scope for c, _ in usable for x in c)
+    values = (1.0, 1.0, 0.0, 0.0, 1.0) if with_out_of_scope else (1.0, 1.0)
+    value, grad, hess = log_likelihood_and_derivatives(usable, values)
     for _ in range(MAX_NEWTON_STEPS):
-        det = hess[0][0] * hess[1][1] - hess[0][1] * hess[1][0]
-        # A concave L has a negative definite Hessian (H00 < 0, det > 0); a flat direction means
-        # the features do not separate the candidates, and no weights are better than others.
-        if hess[0][0] >= 0 or det <= 1e-12 * abs(hess[0][0] * hess[1][1]):
-            raise ValueError("the candidates' features do not vary: the weights cannot be fitted")
+        step = newton_step(hess, grad)  # a concave L: Newton's step goes uphill
         if max(map(abs, grad)) < 1e-9 * len(usable):
             break
-        step = [-(hess[1][1] * grad[0] - hess[0][1] * grad[1]) / det, -(-hess[1][0] * grad[0] + hess[0][0] * grad[1]) / det]
         size = 1.0
         while True:
-            trial = log_likelihood_and_derivatives(usable, a + size * step[0], b + size * step[1])
+            trial_values = tuple(w + size * s for w, s in zip(values, step))
+            trial = log_likelihood_and_derivatives(usable, trial_values)
             if trial[0] >= value or size < 1e-8:
                 break
             size /= 2
-        a, b = a + size * step[0], b + size * step[1]
+        values = trial_values
         value, grad, hess = trial
-    return Weights(a, b, value, len(usable))
+    fitted = Weights.from_values(values)
+    return replace(fitted, log_likelihood=value, fitted_on=len(usable))
 
 
-def combined_record(record: ResultsLine, weights: Weights, intent_of: dict[str, str]) -> ResultsLine:
+def combined_record(record: ResultsLine, weights: Weights, intent_of: dict[str, str],
+                    out_of_scope: frozenset[str] = frozenset()) -> ResultsLine:
     """A results line of post 03's fields whose decision and confidence are the combined ones.
 
     The model's own answer moves to model_code / model_confidence; the
@@ -208,7 +307,7 @@ def combined_record(record: ResultsLine, weights: Weights, intent_of: dict[str, 
     """
     if not record.shortlist or record.status != "ok":
         return record
-    probabilities = combine(candidates_of(record), weights)
+    probabilities = combine(candidates_of(record, out_of_scope), weights)
     code = max(probabilities, key=lambda c: (probabilities[c], c == record.code))
     group, letter = split_code(code)
     groups: dict[str, float] = {}
@@ -224,7 +323,7 @@ def combined_record(record: ResultsLine, weights: Weights, intent_of: dict[str, 
         confidence=probabilities[code], p_group=groups[group], p_intent_given_group=intents[letter],
         group_distribution=groups, intent_distribution=intents,
         model_code=record.code, model_confidence=record.confidence,
-        combined_weights=(weights.model, weights.retriever))
+        combined_weights=weights.values())
 
 
 def accuracy(records: list[ResultsLine]) -> str:
@@ -273,12 +372,13 @@ def main() -> int:
     test = read_split("test", None, args.dataset, variant)
     print(f"fit on    {describe(calib.path, calib.records, len(calib.errors))}")
     print(f"report on {describe(test.path, test.records, len(test.errors))}")
-    weights = fit_weights([(candidates_of(r), r.gold_code) for r in calib.records if r.status == "ok"])
-    print(f"\nweights fitted on the {weights.fitted_on} calib answers whose right code is on the shortlist: "
-          f"P(code) proportional to model^{weights.model:.3f} x retriever^{weights.retriever:.3f}\n")
     dataset = DATASETS[args.dataset]
+    out_of_scope = dataset.out_of_scope_codes()
+    weights = fit_weights([(candidates_of(r, out_of_scope), r.gold_code) for r in calib.records if r.status == "ok"])
+    print(f"\nweights fitted on the {weights.fitted_on} calib answers whose right code is on the shortlist: "
+          f"P(code) proportional to {weights.describe()}\n")
     intent_of = {code: meaning.intent for code, meaning in dataset.load_prompt().codes.items()}
-    combined = {split: [combined_record(r, weights, intent_of) for r in loaded.records]
+    combined = {split: [combined_record(r, weights, intent_of, out_of_scope) for r in loaded.records]
                 for split, loaded in (("calib", calib), ("test", test))}
     rows = [("retriever alone (its first code)", [as_retriever_first(r) for r in calib.records],
              [as_retriever_first(r) for r in test.records]),
@@ -291,7 +391,7 @@ def main() -> int:
                                                    for split in ("calib", "test"))))
     except (OSError, ValueError):
         pass  # no plain run of post 03 to compare with
-    print_comparison(rows, dataset.out_of_scope_codes())
+    print_comparison(rows, out_of_scope)
     print()
     for split, records in combined.items():
         path = own_results_path(args.dataset, split, f"combined{args.shortlist}")

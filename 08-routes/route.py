@@ -215,17 +215,20 @@ def shortlist_decision(args, built: BuiltPrompt, calib: list[ResultsLine], clien
     weights = {r.combined_weights for r in calib if r.combined_weights is not None}
     if len(weights) != 1:
         raise ValueError("the calibration file of --shortlist is not one combined.py wrote: run 08-routes/combined.py")
-    (a, b), = weights
-    print(f"combined decision: shortlist of {args.shortlist}, P(code) proportional to model^{a:.3f} x retriever^{b:.3f}")
+    (values,) = weights
+    fitted = Weights.from_values(values)
+    print(f"combined decision: shortlist of {args.shortlist}, P(code) proportional to {fitted.describe()}")
     dataset = DATASETS[args.dataset]
+    out_of_scope = dataset.out_of_scope_codes()
     retriever = dataset.fit_retriever()
     intent_of = {code: meaning.intent for code, meaning in built.codes.items()}
 
     def decide(message: str) -> ResultsLine:
-        shortlist = shortlist_of(retriever.rank(message), built, args.shortlist, dataset.out_of_scope_codes())
+        shortlist = shortlist_of(retriever.rank(message), built, args.shortlist, out_of_scope)
         narrowed = shortlisted(built, [code for code, _ in shortlist])
         reply, answer = read_answer(ask_code(client, narrowed, message, top_logprobs=TOP_LOGPROBS), narrowed, tokens)
-        return combined_record(live_line(message, reply, answer, model, tuple(shortlist)), Weights(a, b), intent_of)
+        return combined_record(live_line(message, reply, answer, model, tuple(shortlist)), fitted, intent_of,
+                               out_of_scope)
     return decide
 
 

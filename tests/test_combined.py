@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 import saved_answers
 from result_lines import partial_line, result_line
-from combined import FLOOR, Candidate, Weights, candidates_of, combine, combined_record, fit_weights
+from combined import (FLOOR, Candidate, Weights, candidates_of, combine, combined_record, fit_weights,
+                      log_likelihood_and_derivatives, newton_step)
 from scipy.optimize import minimize
 
 
@@ -99,6 +100,98 @@ def test_features_that_never_vary_cannot_be_fitted():
     same = [([Candidate("X", 0.5, 0.5), Candidate("Y", 0.5, 0.5)], "X")] * 10
     with pytest.raises(ValueError, match="do not vary"):
         fit_weights(same)
+
+
+def test_an_out_of_scope_code_gets_the_best_in_scope_score_and_its_own_term():
+    record = line([["A-B", 3.0], ["A-A", 1.0], ["K-A", 0.0]],
+                  groups={"A": 0.7, "K": 0.3}, intents={"A": 0.4, "B": 0.6})
+    got = {c.code: c for c in candidates_of(record, frozenset({"K-A"}))}
+    assert got["K-A"].out_of_scope and got["K-A"].best_score == 3.0 and got["K-A"].model == pytest.approx(0.3)
+    assert not got["A-B"].out_of_scope and got["A-B"].best_score is None
+    # K-A: the model chose group A, so P(A | K) is unknown; the retriever gave group K nothing either,
+    # so its P(K) = 0.3 is split evenly among K's shortlisted codes: K-A alone gets it all.
+    # a = 1, b = 1 for the intents: A-B 0.42 x 0.75 = 0.315, A-A 0.28 x 0.25 = 0.07;
+    # K-A: exp(c + d x 3) x 0.3^e with c = ln 2, d = -0.5, e = 1: 2 x e^-1.5 x 0.3
+    weights = Weights(1.0, 1.0, (math.log(2), -0.5, 1.0))
+    k = 2 * math.exp(-1.5) * 0.3
+    assert combine(list(got.values()), weights) == pytest.approx(
+        {"A-B": 0.315 / (0.385 + k), "A-A": 0.07 / (0.385 + k), "K-A": k / (0.385 + k)})
+    # without the out-of-scope codes it is an intent like the others (score 0, floored)
+    assert not any(c.out_of_scope for c in candidates_of(record))
+
+
+def test_the_best_score_ignores_the_out_of_scope_codes_own_score():
+    record = line([["K-A", 4.0], ["A-B", 1.5], ["A-A", 0.5]])
+    got = {c.code: c for c in candidates_of(record, frozenset({"K-A"}))}
+    assert got["K-A"].best_score == 1.5
+
+
+def test_weights_without_an_out_of_scope_term_refuse_an_out_of_scope_candidate():
+    candidates = [Candidate("A-A", 0.5, 0.5), Candidate("K-A", 0.5, 0.5, best_score=1.0)]
+    with pytest.raises(ValueError, match="out-of-scope code"):
+        combine(candidates, Weights(1.0, 1.0))
+
+
+def test_weights_are_stored_as_2_or_5_numbers_and_read_back():
+    assert Weights(0.5, 2.0).values() == (0.5, 2.0)
+    five = Weights(0.5, 2.0, (-1.0, -0.5, 0.1))
+    assert five.values() == (0.5, 2.0, -1.0, -0.5, 0.1) and Weights.from_values(five.values()) == five
+    assert five.describe() == ("model^0.500 x retriever^2.000; out of scope: exp(-1.000 - 0.500 x best retriever "
+                               "score) x model^0.100")
+    with pytest.raises(ValueError, match="2 or 5"):
+        Weights.from_values((1.0, 2.0, 3.0))
+
+
+def test_newton_step_solves_the_linear_system_numpy_solves():
+    rng = np.random.default_rng(4)
+    for n in (1, 2, 5):
+        m = rng.normal(size=(n, n))
+        hess = -(m @ m.T + n * np.eye(n))   # negative definite
+        grad = rng.normal(size=n)
+        assert newton_step(hess.tolist(), grad.tolist()) == pytest.approx(list(np.linalg.solve(hess, -grad)), abs=1e-10)
+    with pytest.raises(ValueError, match="do not vary"):
+        newton_step([[-1.0, -1.0], [-1.0, -1.0]], [0.0, 1.0])   # singular: a flat direction
+
+
+def synthetic_out_of_scope(n, values, seed):
+    """Messages of 4 intent candidates and K-A, the right code drawn from combine() with the 5 weights."""
+    rng = random.Random(seed)
+    examples = []
+    for _ in range(n):
+        model = [rng.random() for _ in range(5)]
+        retriever = [rng.random() for _ in range(4)]
+        best = rng.uniform(0, 4)
+        candidates = [Candidate(f"A-{x}", m / sum(model), r / sum(retriever)) for x, m, r in zip("ABCD", model, retriever)]
+        candidates.append(Candidate("K-A", model[4] / sum(model), 0.0, best_score=best))
+        p = combine(candidates, Weights.from_values(values))
+        examples.append((candidates, rng.choices(list(p), weights=list(p.values()))[0]))
+    return examples
+
+
+def test_the_fit_with_an_out_of_scope_term_is_the_maximum_scipy_finds_and_recovers_the_weights():
+    truth = (0.8, 1.5, 1.0, -1.2, 0.5)
+    examples = synthetic_out_of_scope(3000, truth, seed=12)
+    fitted = fit_weights(examples)
+    assert fitted.out_of_scope is not None and fitted.fitted_on == 3000
+    assert list(fitted.values()) == pytest.approx(list(truth), abs=0.3)
+    best = minimize(lambda w: -log_likelihood_and_derivatives(examples, tuple(w))[0], x0=np.zeros(5),
+                    jac=lambda w: -np.array(log_likelihood_and_derivatives(examples, tuple(w))[1]),
+                    method="BFGS", options={"gtol": 1e-8})
+    assert list(fitted.values()) == pytest.approx(list(best.x), abs=1e-4)
+    assert fitted.log_likelihood == pytest.approx(-best.fun, abs=1e-6)
+
+
+def test_a_combined_line_with_an_out_of_scope_term_stores_its_5_weights_and_loads():
+    from results_record import ResultsLine
+    record = line([["A-B", 0.2], ["A-A", 0.1], ["K-A", 0.0]], gold="K-A",
+                  groups={"A": 0.6, "K": 0.4}, intents={"A": 0.5, "B": 0.5})
+    # little resemblance to any intent (best 0.2) and d < 0: out of scope wins,
+    # K-A: exp(2 - 5 x 0.2) x 0.4 = 1.09 against A-B: 0.6 x 0.5 x 2/3 = 0.2 and A-A: 0.1
+    weights = Weights(1.0, 1.0, (2.0, -5.0, 1.0))
+    combined = combined_record(record, weights, {"A-A": "one", "A-B": "two", "K-A": "oos"}, frozenset({"K-A"}))
+    assert combined.code == "K-A" and combined.correct and combined.combined_weights == weights.values()
+    assert combined.confidence == pytest.approx(combined.p_group * combined.p_intent_given_group)
+    assert ResultsLine.from_json(combined.to_json(), "combined").combined_weights == weights.values()
 
 
 def test_a_combined_line_keeps_post_03s_fields_with_the_combined_decision():

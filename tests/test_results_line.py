@@ -57,8 +57,9 @@ def test_a_bad_shortlist_is_refused(shortlist):
 @pytest.mark.parametrize("name, value, words", [
     ("model_code", "AB", "not a code like C-F or null"),
     ("model_confidence", 1.5, "not a probability in \\[0, 1\\] or null"),
-    ("combined_weights", [1.0], "not a list of two numbers"),
-    ("combined_weights", [1.0, "b"], "not a list of two numbers"),
+    ("combined_weights", [1.0], "not a list of 2 or 5 numbers"),
+    ("combined_weights", [1.0, 2.0, 3.0], "not a list of 2 or 5 numbers"),
+    ("combined_weights", [1.0, "b"], "not a list of 2 or 5 numbers"),
 ])
 def test_the_fields_of_a_combined_line_are_checked(name, value, words):
     with pytest.raises(ValueError, match=f"field '{name}' is .*: {words}"):
