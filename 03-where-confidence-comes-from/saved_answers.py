@@ -117,14 +117,24 @@ def default_results(dataset: str, split: str, variant: str = "") -> tuple[Path, 
     its count, and the reference is read.
     """
     own = own_results_path(dataset, split, variant)
-    shown = relative(own)
-    if not own.exists():
-        return REFERENCE / own.name, f"the committed reference run; no run of yours at {shown}"
-    size, done = DATASETS[dataset].split_size(split), count_answers(own)
-    if done >= size:
+    size = DATASETS[dataset].split_size(split)
+    if own.exists() and count_answers(own) >= size:
         return own, f"your own run, all {size:,} messages"
-    return REFERENCE / own.name, (f"the committed reference run; yours at {shown} has {done:,} of {size:,} "
-                                  f"messages (finish it with: {run_command(dataset, split, variant)})")
+    return REFERENCE / own.name, f"the committed reference run; {own_run_state(dataset, split, variant)}"
+
+
+def own_run_state(dataset: str, split: str, variant: str = "") -> str:
+    """Where the reader's own run of a split goes and how far it got, as a clause.
+
+    "no run of yours at <path>", or "yours at <path> has N of M messages
+    (finish it with: <run.py command>)" for a partial run.
+    """
+    own = own_results_path(dataset, split, variant)
+    if not own.exists():
+        return f"no run of yours at {relative(own)}"
+    size, done = DATASETS[dataset].split_size(split), count_answers(own)
+    return (f"yours at {relative(own)} has {done:,} of {size:,} messages "
+            f"(finish it with: {run_command(dataset, split, variant)})")
 
 
 @dataclass(frozen=True)
@@ -155,10 +165,10 @@ def read_split(split: str, results: Path | None = None, dataset: str = "banking7
     path = Path(results) if results else default_results(dataset, split, variant)[0]
     if results:
         command += f" --out {path}"
-    elif not path.exists():  # neither a run of the reader's nor a committed one: say where the reader's goes
-        raise FileNotFoundError(f"no {dataset} {split} answers{f' of kind {variant}' if variant else ''}: no run of "
-                                f"yours at {relative(own_results_path(dataset, split, variant))} and no reference "
-                                f"run; write it with: {command}")
+    elif not path.exists():  # neither a complete run of the reader's nor a committed one: say where the reader's is
+        state = own_run_state(dataset, split, variant)
+        raise FileNotFoundError(f"no {dataset} {split} answers{f' of kind {variant}' if variant else ''}: {state} "
+                                f"and no reference run{'' if 'finish it' in state else f'; write it with: {command}'}")
     lines: list[ResultsLine] = []
     seen: dict[str, int] = {}
     for number, record in numbered_records(path, command):

@@ -316,3 +316,11 @@ def test_a_split_with_no_run_anywhere_names_where_the_readers_run_goes(tmp_path,
     assert str(missing.value).startswith("no banking77 calib answers of kind shortlist3: no run of yours at ")
     assert str(missing.value).endswith("banking77-shortlist3-calib.jsonl and no reference run; write it with: "
                                        "python3 03-where-confidence-comes-from/run.py --shortlist 3 --split calib")
+    # a partial run of the reader's is named with its count, not as missing
+    (tmp_path / "own").mkdir()
+    write_lines(tmp_path / "own" / "banking77-shortlist3-calib.jsonl", [result_line(n, True, 0.9) for n in range(5)])
+    with pytest.raises(FileNotFoundError) as partial:
+        saved_answers.read_split("calib", None, "banking77", "shortlist3")
+    assert str(partial.value).endswith("banking77-shortlist3-calib.jsonl has 5 of 770 messages (finish it with: "
+                                       "python3 03-where-confidence-comes-from/run.py --shortlist 3 --split calib) "
+                                       "and no reference run")
