@@ -354,7 +354,7 @@ def print_comparison(rows: list[tuple[str, list[ResultsLine], list[ResultsLine]]
         outside = [r for r in test if r.gold_code in out_of_scope]
         if out_of_scope and outside:
             inside = [r for r in test if r.gold_code not in out_of_scope]
-            found = sum(r.code in out_of_scope for r in outside)
+            found = sum(r.correct for r in outside)  # right = an out-of-scope code: K-A is on every shortlist
             line += f" {accuracy(inside):>15} {100 * found / len(outside):18.1f}%"
         print(line)
 
