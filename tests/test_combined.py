@@ -294,3 +294,55 @@ def test_a_combined_line_stays_a_valid_results_line_when_its_sums_pass_1_by_an_u
         assert combined.p_group <= 1.0 and all(p <= 1.0 for p in combined.intent_distribution.values())
         ResultsLine.from_json(combined.to_json(), "combined")  # checked whole
     assert overshoots > 0  # the case happened at least once
+
+
+@pytest.mark.parametrize("dataset", ["banking77", "clinc150"])
+def test_combined_py_on_the_committed_shortlist_runs_writes_the_committed_combined_files(dataset, tmp_path, monkeypatch,
+                                                                                        capsys):
+    # The reference combined files are combined.py's output, not hand-made: refitting on the committed
+    # shortlist runs writes them again (a change to the fit or the features shows here). Equal field by
+    # field, floats to 1e-9: another platform's libm may differ in the last bits of exp and log.
+    import combined
+    monkeypatch.setattr(saved_answers, "OWN_RESULTS", tmp_path)
+    monkeypatch.setattr("sys.argv", ["combined.py", "--dataset", dataset])
+    assert combined.main() == 0
+    out = capsys.readouterr().out
+    assert ("; out of scope: exp(" in out) == (dataset == "clinc150")
+    for split in ("calib", "test"):
+        name = f"{dataset}-combined5-{split}.jsonl"
+        written = [json.loads(line) for line in (tmp_path / name).read_text().splitlines()]
+        committed = [json.loads(line) for line in (saved_answers.REFERENCE / name).read_text().splitlines()]
+        assert len(written) == len(committed)
+        for mine, theirs in zip(written, committed):
+            assert mine.keys() == theirs.keys()
+            for field, value in theirs.items():
+                assert approx_equal(mine[field], value), (theirs["id"], field)
+
+
+def approx_equal(a, b):
+    """Equal JSON values, numbers to a relative 1e-9 (absolute 1e-12 near 0)."""
+    if isinstance(b, float) or isinstance(a, float):
+        return isinstance(a, (int, float)) and not isinstance(a, bool) and math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
+    if isinstance(b, dict):
+        return isinstance(a, dict) and a.keys() == b.keys() and all(approx_equal(a[k], b[k]) for k in b)
+    if isinstance(b, list):
+        return isinstance(a, list) and len(a) == len(b) and all(map(approx_equal, a, b))
+    return a == b
+
+
+def test_route_py_with_a_shortlist_on_clinc150_uses_the_out_of_scope_term(client, run_script):
+    # Integration: the committed CLINC150 combined calib file (5 weights), the retriever, one request with the
+    # shortlist grammar (K-A always allowed) to the real server. The 0.5B test model may answer anything
+    # on the shortlist; an out-of-scope decision must hand over.
+    result = run_script("08-routes/route.py", "--dataset", "clinc150", "--shortlist", "5", "how many moons does jupiter have",
+                        env={"LLAMA_URL": client.url})
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "thresholds fitted on clinc150-combined5-calib.jsonl" in out
+    assert re.search(r"^combined decision: shortlist of 5, P\(code\) proportional to model\^[0-9.]+ x retriever\^[0-9.]+; "
+                     r"out of scope: exp\(-?[0-9.]+ [-+] [0-9.]+ x best retriever score\) x model\^[0-9.]+$", out, re.M)
+    codes = re.findall(r"^intent: \S+  code ([A-K]-[A-Z])$", out, re.M)
+    routes = re.findall(r"^route: (act|ask|hand over)$", out, re.M)
+    assert len(codes) == 1 and len(routes) == 1
+    if codes[0] == "K-A":
+        assert routes[0] == "hand over" and "says the message is out of scope" in out
