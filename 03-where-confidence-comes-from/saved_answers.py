@@ -163,7 +163,9 @@ def read_split(split: str, results: Path | None = None, dataset: str = "banking7
     """
     command = run_command(dataset, split, variant)
     path = Path(results) if results else default_results(dataset, split, variant)[0]
-    if results:
+    if results and command.startswith("python3 08-routes/combined.py"):  # it has no --out: say where it writes
+        command += f" (it writes {relative(own_results_path(dataset, split, variant))})"
+    elif results:
         command += f" --out {path}"
     elif not path.exists():  # neither a complete run of the reader's nor a committed one: say where the reader's is
         state = own_run_state(dataset, split, variant)

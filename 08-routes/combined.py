@@ -1,7 +1,7 @@
 """A combined decision: the model's renormalized probabilities and the retriever's scores, weighed on calib.
 
     python3 08-routes/combined.py                      # BANKING77, shortlist of 5: fit on calib, report on test
-    python3 08-routes/combined.py --dataset clinc150    # once run.py --dataset clinc150 --shortlist 5 has run
+    python3 08-routes/combined.py --dataset clinc150    # CLINC150, its out-of-scope code with a term of its own
     python3 08-routes/routes.py --variant combined5    # post 08's routes on the combined decisions
 
 A shortlist run of post 03 (run.py --shortlist K) asks the model to choose
@@ -35,12 +35,13 @@ another kind: the retriever has no opinion about it (its nearest neighbours
 seldom carry that label, so its score is mostly 0), but how close the
 nearest intent is says something. Its term in the product is its own:
 
-    exp(c + d x best) x model(K-A)^e
+    exp(u + v x best) x model(K-A)^w
 
 with best the highest retriever score among the shortlist's intents (raw, a
-sum of up to 10 cosine similarities) and c, d, e fitted on calib with a and b
+sum of up to 10 cosine similarities, so in [0, 10]) and u, v, w fitted on
+calib with a and b
 in the same likelihood. A message that resembles no training message (best
-low) leans to out of scope when d < 0. Datasets without an out-of-scope code
+low) leans to out of scope when v < 0. Datasets without an out-of-scope code
 (BANKING77) have only a and b.
 
 combined.py writes the decision into results lines with the fields of

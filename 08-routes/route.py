@@ -169,8 +169,9 @@ def main() -> int:
     parser.add_argument("--alpha", type=alpha_value,
                         help="also print the conformal ask set at this miss rate, in (0, 1) (ask_sets.py)")
     parser.add_argument("--shortlist", type=int, metavar="K",
-                        help="the combined decision: the model chooses among the retriever's top K, weighed with the "
-                             "retriever as combined.py fitted it; calibration and thresholds from the combinedK calib file")
+                        help="the combined decision: the model chooses among the retriever's top K (on CLINC150 the "
+                             "out-of-scope code K-A too, with its own term), weighed with the retriever as combined.py "
+                             "fitted it; calibration and thresholds from the combinedK calib file")
     args = parser.parse_args()
     if args.shortlist is not None and args.shortlist < 1:
         parser.error("--shortlist must be 1 or more")

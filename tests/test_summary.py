@@ -324,3 +324,12 @@ def test_a_split_with_no_run_anywhere_names_where_the_readers_run_goes(tmp_path,
     assert str(partial.value).endswith("banking77-shortlist3-calib.jsonl has 5 of 770 messages (finish it with: "
                                        "python3 03-where-confidence-comes-from/run.py --shortlist 3 --split calib) "
                                        "and no reference run")
+
+
+def test_a_missing_combined_file_given_on_the_command_line_names_combined_py_without_out(tmp_path):
+    import saved_answers
+    with pytest.raises(FileNotFoundError) as missing:
+        saved_answers.read_split("calib", tmp_path / "none.jsonl", "clinc150", "combined5")
+    message = str(missing.value)
+    assert "python3 08-routes/combined.py --dataset clinc150 --shortlist 5 (it writes " in message
+    assert "clinc150-combined5-calib.jsonl)" in message and "--out" not in message
