@@ -50,17 +50,21 @@ def pyplot(show: bool):
 def add_plot_arguments(parser: argparse.ArgumentParser, figure: str) -> None:
     """--png and --no-show, shared by every script that draws a figure (named `figure`, e.g. "coverage")."""
     parser.add_argument("--png", type=Path, help=f"where to save the figure (default: results/{figure}-<split>.png "
-                                                 f"in this post's folder, {figure}-clinc150-<split>.png for CLINC150)")
+                                                 f"in this post's folder, {figure}-clinc150-<split>.png for CLINC150, "
+                                                 f"{figure}-shortlist5-<split>.png with --variant shortlist5)")
     parser.add_argument("--no-show", action="store_true", help="only save the PNG, even when a display is available")
 
 
 def png_path(args: argparse.Namespace, figure: str, script: str | Path) -> Path:
     """--png, or the default in the results/ folder of script's post: <figure>-<split>.png for
-    BANKING77, <figure>-<dataset>-<split>.png otherwise (e.g. 07-separation/results/coverage-clinc150-test.png)."""
+    BANKING77, <figure>-<dataset>-<split>.png otherwise (e.g. 07-separation/results/coverage-clinc150-test.png),
+    with a --variant's name before the split (isotonic-clinc150-combined5-test.png), so that the figures of
+    several variants do not overwrite each other."""
     if args.png:
         return args.png
-    dataset = "" if args.dataset == "banking77" else f"{args.dataset}-"
-    return results_folder(script) / f"{figure}-{dataset}{args.split}.png"
+    dataset = "" if args.dataset == "banking77" else args.dataset
+    parts = (figure, dataset, getattr(args, "variant", ""), args.split)
+    return results_folder(script) / ("-".join(part for part in parts if part) + ".png")
 
 
 def draw_reliability(diagram, histogram, bins: list[Bin], title: str) -> None:
