@@ -39,9 +39,8 @@ nearest intent is says something. Its term in the product is its own:
 
 with best the highest retriever score among the shortlist's intents (raw, a
 sum of up to 10 cosine similarities, so in [0, 10]) and u, v, w fitted on
-calib with a and b
-in the same likelihood. A message that resembles no training message (best
-low) leans to out of scope when v < 0. Datasets without an out-of-scope code
+calib with a and b in the same likelihood. A message that resembles no
+training message (best low) leans to out of scope when v < 0. Datasets without an out-of-scope code
 (BANKING77) have only a and b.
 
 combined.py writes the decision into results lines with the fields of
@@ -189,8 +188,9 @@ def _features(candidate: Candidate, size: int) -> tuple[float, ...]:
     return (0.0, 0.0, 1.0, candidate.best_score, log_model)
 
 
-def _utilities(candidates: list[Candidate], values: tuple[float, ...]) -> list[float]:
-    return [sum(w * x for w, x in zip(values, _features(c, len(values)))) for c in candidates]
+def _scores(rows: list[tuple[float, ...]], values: tuple[float, ...]) -> list[float]:
+    """Each candidate's log-score: its feature row (_features) dotted with the weights."""
+    return [sum(w * x for w, x in zip(values, row)) for row in rows]
 
 
 def _softmax(scores: list[float]) -> list[float]:
@@ -208,7 +208,9 @@ def combine(candidates: list[Candidate], weights: Weights) -> dict[str, float]:
     """
     if not candidates:
         raise ValueError("no candidates to combine")
-    return {c.code: p for c, p in zip(candidates, _softmax(_utilities(candidates, weights.values())))}
+    values = weights.values()
+    rows = [_features(c, len(values)) for c in candidates]
+    return {c.code: p for c, p in zip(candidates, _softmax(_scores(rows, values)))}
 
 
 def log_likelihood_and_derivatives(examples: list[tuple[list[Candidate], str]], values: tuple[float, ...]):
@@ -221,8 +223,7 @@ def log_likelihood_and_derivatives(examples: list[tuple[list[Candidate], str]], 
     value, grad, hess = 0.0, [0.0] * n, [[0.0] * n for _ in range(n)]
     for candidates, right in examples:
         xs = [_features(c, n) for c in candidates]
-        scores = [sum(w * x for w, x in zip(values, row)) for row in xs]
-        probs = _softmax(scores)
+        probs = _softmax(_scores(xs, values))
         index = next(i for i, c in enumerate(candidates) if c.code == right)
         value += math.log(max(probs[index], sys.float_info.min))
         mean = [sum(p * x[k] for p, x in zip(probs, xs)) for k in range(n)]

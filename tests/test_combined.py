@@ -111,7 +111,7 @@ def test_an_out_of_scope_code_gets_the_best_in_scope_score_and_its_own_term():
     # K-A: the model chose group A, so P(A | K) is unknown; the retriever gave group K nothing either,
     # so its P(K) = 0.3 is split evenly among K's shortlisted codes: K-A alone gets it all.
     # a = 1, b = 1 for the intents: A-B 0.42 x 0.75 = 0.315, A-A 0.28 x 0.25 = 0.07;
-    # K-A: exp(c + d x 3) x 0.3^e with c = ln 2, d = -0.5, e = 1: 2 x e^-1.5 x 0.3
+    # K-A: exp(u + v x 3) x 0.3^w with u = ln 2, v = -0.5, w = 1: 2 x e^-1.5 x 0.3
     weights = Weights(1.0, 1.0, (math.log(2), -0.5, 1.0))
     k = 2 * math.exp(-1.5) * 0.3
     assert combine(list(got.values()), weights) == pytest.approx(
@@ -185,7 +185,7 @@ def test_a_combined_line_with_an_out_of_scope_term_stores_its_5_weights_and_load
     from results_record import ResultsLine
     record = line([["A-B", 0.2], ["A-A", 0.1], ["K-A", 0.0]], gold="K-A",
                   groups={"A": 0.6, "K": 0.4}, intents={"A": 0.5, "B": 0.5})
-    # little resemblance to any intent (best 0.2) and d < 0: out of scope wins,
+    # little resemblance to any intent (best 0.2) and v < 0: out of scope wins,
     # K-A: exp(2 - 5 x 0.2) x 0.4 = 1.09 against A-B: 0.6 x 0.5 x 2/3 = 0.2 and A-A: 0.1
     weights = Weights(1.0, 1.0, (2.0, -5.0, 1.0))
     combined = combined_record(record, weights, {"A-A": "one", "A-B": "two", "K-A": "oos"}, frozenset({"K-A"}))
