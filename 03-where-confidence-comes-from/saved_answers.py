@@ -84,14 +84,19 @@ def own_results_path(dataset: str, split: str, variant: str = "") -> Path:
     return OWN_RESULTS / DATASETS[dataset].results_name(split, variant)
 
 
-def run_command(dataset: str, split: str, variant: str = "") -> str:
-    """The command that writes the default answers file of dataset, split and variant."""
+def run_command(dataset: str, split: str, variant: str = "", out: Path | None = None) -> str:
+    """The command that writes the answers file of dataset, split and variant: the default one, or `out`.
+
+    run.py takes --out; combined.py has no such option, so for `out` it is
+    told where combined.py writes instead.
+    """
     option = "" if dataset == "banking77" else f" --dataset {dataset}"
     kind, k = VARIANT.fullmatch(variant).groups() if variant else ("", "")
     if kind == "combined":
-        return f"python3 08-routes/combined.py{option} --shortlist {k}"
+        where = f" (it writes {relative(own_results_path(dataset, split, variant))})" if out else ""
+        return f"python3 08-routes/combined.py{option} --shortlist {k}{where}"
     shortlist = f" --shortlist {k}" if kind else ""
-    return f"python3 03-where-confidence-comes-from/run.py{option}{shortlist} --split {split}"
+    return f"python3 03-where-confidence-comes-from/run.py{option}{shortlist} --split {split}{f' --out {out}' if out else ''}"
 
 
 def count_answers(path: Path) -> int:
@@ -161,16 +166,13 @@ def read_split(split: str, results: Path | None = None, dataset: str = "banking7
     results line (ResultsLine.from_json), for an id on two lines, and
     for a file without a single answer.
     """
-    command = run_command(dataset, split, variant)
     path = Path(results) if results else default_results(dataset, split, variant)[0]
-    if results and command.startswith("python3 08-routes/combined.py"):  # it has no --out: say where it writes
-        command += f" (it writes {relative(own_results_path(dataset, split, variant))})"
-    elif results:
-        command += f" --out {path}"
-    elif not path.exists():  # neither a complete run of the reader's nor a committed one: say where the reader's is
-        state = own_run_state(dataset, split, variant)
-        raise FileNotFoundError(f"no {dataset} {split} answers{f' of kind {variant}' if variant else ''}: {state} "
-                                f"and no reference run{'' if 'finish it' in state else f'; write it with: {command}'}")
+    command = run_command(dataset, split, variant, path if results else None)
+    if not results and not path.exists():  # neither a complete run of the reader's nor a committed one
+        # a partial run's state already names the command that finishes it
+        write = "" if own_results_path(dataset, split, variant).exists() else f"; write it with: {command}"
+        raise FileNotFoundError(f"no {dataset} {split} answers{f' of kind {variant}' if variant else ''}: "
+                                f"{own_run_state(dataset, split, variant)} and no reference run{write}")
     lines: list[ResultsLine] = []
     seen: dict[str, int] = {}
     for number, record in numbered_records(path, command):
