@@ -63,7 +63,7 @@ def png_path(args: argparse.Namespace, figure: str, script: str | Path) -> Path:
     if args.png:
         return args.png
     dataset = "" if args.dataset == "banking77" else args.dataset
-    parts = (figure, dataset, getattr(args, "variant", ""), args.split)
+    parts = (figure, dataset, args.variant, args.split)
     return results_folder(script) / ("-".join(part for part in parts if part) + ".png")
 
 
