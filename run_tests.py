@@ -106,8 +106,10 @@ def venv_python() -> Path:
         # A .venv made by `uv sync` has no pip: bring it back first.
         if subprocess.run([str(python), "-m", "pip", "--version"], capture_output=True).returncode != 0:
             subprocess.run([str(python), "-m", "ensurepip", "--upgrade"], check=True, capture_output=True)
-        subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--upgrade", "pip"], check=True)
-        subprocess.run([str(python), "-m", "pip", "install", "--quiet", f"{ROOT}[test]"], check=True)
+        # -qq: errors only (a pip configuration's mirror notices are noise here), and no version notice
+        quiet = ["--quiet", "--quiet", "--disable-pip-version-check"]
+        subprocess.run([str(python), "-m", "pip", "install", *quiet, "--upgrade", "pip"], check=True)
+        subprocess.run([str(python), "-m", "pip", "install", *quiet, f"{ROOT}[test]"], check=True)
         still = missing_packages(python, names)
         if still:
             raise SystemExit(f"error: {VENV} still lacks {', '.join(still)} after installing; delete {VENV} and rerun")

@@ -309,6 +309,20 @@ class Client:
         return self.post("/v1/chat/completions", payload)
 
 
+def chat(system: str, message: str, client: Client | None = None, **settings) -> dict:
+    """One chat completion: the system prompt and the customer's message in, the reply's JSON body out.
+
+    Greedy (temperature 0) unless settings say otherwise; settings are
+    /v1/chat/completions fields (max_tokens, grammar, logprobs...). The
+    reply's text is body["choices"][0]["message"]["content"]. client: the
+    server to ask (default: Client(), the one at LLAMA_URL). Raises what
+    Client.chat raises.
+    """
+    client = client or Client()
+    messages = [{"role": "system", "content": system}, {"role": "user", "content": message}]
+    return client.chat(messages, **{"temperature": 0.0, **settings}).body
+
+
 def exit_on_server_errors(main, also: tuple[type[Exception], ...] = ()) -> int:
     """Run main() and turn the errors a reader can cause into one line and an exit code.
 

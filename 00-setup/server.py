@@ -52,8 +52,7 @@ from llama_http import (Client, Reply, ServerError, ServerLoading, ServerUnreach
 from registry import DATASETS, dataset_named
 from slot_cache import (NotSaved, SlotFile, Unusable, check_saved, prune, restore, save, server_key, sha256_of,
                         slots_folder)
-from typed_prompt import BuiltPrompt, load_prompt
-from typed_request import probe
+from typed_request import PromptText, probe
 
 # llama-cpp-python 0.3.36 vendors llama.cpp build 11312, commit 0c1e57098 (its CHANGELOG).
 LLAMA_CPP_PYTHON = "0.3.36"
@@ -199,11 +198,13 @@ def pip_download(requirement: str, dest: Path) -> Path:
     """Download one wheel from PyPI (no dependencies, no source builds, so no package code runs) into dest.
 
     pip, not a URL of ours, so an index or mirror set in pip's configuration
-    is used. Raises SetupError when pip fails or leaves no file.
+    is used. Quiet down to errors (-qq), with no version notice: the step's
+    own progress line says what is going on. Raises SetupError when pip fails
+    or leaves no file.
     """
     dest.mkdir(parents=True, exist_ok=True)
     before = set(dest.iterdir())
-    run([sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary", ":all:", "--quiet",
+    run([sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary", ":all:", "--quiet", "--quiet",
          "--disable-pip-version-check", "--no-input", "--dest", str(dest), requirement])
     name = requirement.split("==")[0].replace("-", "_").lower()
     found = [p for p in dest.iterdir() if p.name.lower().startswith(name + "-")]
@@ -567,11 +568,11 @@ def stop_server(port: int) -> bool:
     return True
 
 
-def warm_up(client: Client, built: BuiltPrompt | None = None, slot: int | None = None) -> Reply:
+def warm_up(client: Client, prompt: PromptText | None = None, slot: int | None = None) -> Reply:
     """Probe the server with one typed request, so the system prompt's prefill is paid now, with a progress line.
 
-    The request is the probe of typed_request.py with built's system prompt
-    and grammar (default: BANKING77's, datasets/typed_prompt.py), exactly as
+    The request is the probe of typed_request.py with prompt's system prompt
+    and grammar (default: BANKING77's saved prompt, registry.py), exactly as
     the posts send them, so the server caches that prompt (every later
     request only processes its own message) and is known to give what a
     confidence is read from. slot: the slot to send it to (None: any).
@@ -579,11 +580,11 @@ def warm_up(client: Client, built: BuiltPrompt | None = None, slot: int | None =
     Raises ServerUnfit naming what the server cannot do (the server stays
     up; the message says why no script will work with it).
     """
-    built = built or load_prompt()
-    count = len(client.tokenize(built.system))
+    prompt = prompt or dataset_named(DEFAULT_DATASET).saved_prompt()
+    count = len(client.tokenize(prompt.system))
     say(f"warming up: processing the {count:,}-token system prompt once; on 2 CPU cores this takes minutes "
         "(00-setup/README.md has the times measured here)")
-    reply = probe(client, built, slot=slot)
+    reply = probe(client, prompt, slot=slot)
     timings = reply.body.get("timings", {})
     say(f"warm-up done in {reply.wall_ms / 1000:.0f} s ({timings.get('prompt_n', 0):,} prompt tokens processed at "
         f"{timings.get('prompt_per_second', 0):.0f} tokens/s, {timings.get('cache_n', 0):,} taken from the cache); "
@@ -628,12 +629,12 @@ def restore_others(client: Client, slot_file: SlotFile, slots: int) -> tuple[flo
     return times
 
 
-def warm(client: Client, record: dict, label: str = DEFAULT_DATASET, built: BuiltPrompt | None = None) -> Warmed:
+def warm(client: Client, record: dict, label: str = DEFAULT_DATASET, prompt: PromptText | None = None) -> Warmed:
     """Put the system prompt of dataset `label` into every slot of the server, restored from disk when saved.
 
     record: the pid record of start_server; its "slots" folder is the
-    server's --slot-save-path. built: the prompt (default: the dataset's own,
-    registry.py). When a slot is saved for this key (slot_cache.SlotKey:
+    server's --slot-save-path. prompt: the prompt (default: the dataset's saved
+    prompt, registry.py). When a slot is saved for this key (slot_cache.SlotKey:
     build, model file, prompt, context) and passes check_saved, it is
     restored into every slot (milliseconds) and the probe runs on slot 0.
     Otherwise the warm-up request processes the prompt on slot 0 (minutes on
@@ -645,14 +646,14 @@ def warm(client: Client, record: dict, label: str = DEFAULT_DATASET, built: Buil
     time; returns a Warmed. A server started without a slot folder is only
     probed. Raises ServerUnfit as the probe does.
     """
-    built = built or dataset_named(label).load_prompt()
+    prompt = prompt or dataset_named(label).saved_prompt()
     if not record.get("slots"):
         say(f"this server was started without a slot folder, so its warmed prompt cannot be saved or restored; "
             f"restart it ({server_command(client.url, 'stop')}, then start) to save it")
-        reply = warm_up(client, built)
+        reply = warm_up(client, prompt)
         return Warmed("prefilled", label, None, reply.body.get("timings", {}).get("prompt_n", 0), 0,
                       prefill_s=reply.wall_ms / 1000)
-    key = server_key(client, model_sha256(Path(record["model_path"])), built.sha256)
+    key = server_key(client, model_sha256(Path(record["model_path"])), prompt.sha256)
     slot_file = SlotFile(Path(record["slots"]), label, record["model"], key)
     started = time.perf_counter()
     try:
@@ -670,12 +671,12 @@ def warm(client: Client, record: dict, label: str = DEFAULT_DATASET, built: Buil
         say(f"{label} prompt: restored into slot 0 in {first.ms:.0f} ms from {slot_file.path} ({first.tokens:,} tokens, "
             f"{first.bytes / 1e6:.1f} MB; sidecar and sha256 checked in {check_ms:.0f} ms)")
         others = restore_others(client, slot_file, key.slots)
-        reply = probe(client, built, slot=0)
+        reply = probe(client, prompt, slot=0)
         say(f"probe: {reply.body.get('timings', {}).get('prompt_n', '?')} new prompt tokens in {reply.wall_ms:.0f} ms; "
             "the server gives typed answers with logprobs")
         return Warmed("restored", label, slot_file.path, first.tokens, first.bytes, check_ms, (first.ms, *others),
                       probe_ms=reply.wall_ms)
-    reply = warm_up(client, built, slot=0)
+    reply = warm_up(client, prompt, slot=0)
     prefill_s = reply.wall_ms / 1000
     try:
         saved = save(client, 0, slot_file, {"prefill_s": round(prefill_s, 1)})

@@ -57,7 +57,7 @@ class SlotKey:
     """What a saved slot is valid for; any change gives another digest, so another file.
 
     build: the server's build_info ("b11312-0c1e57098"); model_sha256: hex
-    sha256 of the GGUF file; prompt_sha256: BuiltPrompt.sha256 of the system
+    sha256 of the GGUF file; prompt_sha256: the sha256 of the system
     prompt; n_ctx_slot: the context of one slot, in tokens; slots: the
     server's number of slots (llama-server keeps one KV stream per slot and
     refuses a file saved with another count).

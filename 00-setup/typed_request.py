@@ -1,11 +1,12 @@
 """A typed request, what its reply must look like, and the probe that checks a server before a run.
 
-A typed request is the system prompt of datasets/typed_prompt.py, the
-customer's message, the grammar, greedy decoding and (for a confidence)
-logprobs with top_logprobs candidates per token. Post 01's decision.py sends
-them and its confidence.py reads the reply; both take the request and the
-reading of the logprobs from here, because the probe below must send and read
-exactly the same thing, and 00-setup's warm-up already runs the probe.
+A typed request is a system prompt that lists the codes, the customer's
+message, the grammar that allows only those codes, greedy decoding and (for
+a confidence) logprobs with top_logprobs candidates per token. The prompt
+and grammar are post 02's (its prompt.py builds them; datasets/ keeps a
+saved copy that the setup sends before post 02 exists). The posts send the
+request and read the reply with these pieces, because the probe below must
+send and read exactly the same thing, and 00-setup's warm-up runs the probe.
 
 probe() is called by every script that asks for typed answers, before the
 first answer: one real typed request with logprobs. Any failure raises
@@ -33,9 +34,18 @@ bytes), plus llama-server's token "id".
 from __future__ import annotations
 
 import math
+from typing import Protocol
 
 from llama_http import Client, Reply, ServerError, ServerUnfit
-from typed_prompt import BuiltPrompt
+
+
+class PromptText(Protocol):
+    """What a typed request takes from a prompt: its system prompt and GBNF grammar (post 02's Prompt, or
+    registry.SavedPrompt)."""
+
+    system: str
+    grammar: str
+
 
 # Candidates asked for at each step: enough to hold every valid letter nearly
 # always (post 03 measures it and shows what a small number does).
@@ -46,17 +56,17 @@ LOGPROB_FLOOR = -1e30
 PROBE_MESSAGE = "hello"
 
 
-def typed_messages(built: BuiltPrompt, message: str) -> list[dict]:
+def typed_messages(prompt: PromptText, message: str) -> list[dict]:
     """The chat messages of a typed request: the system prompt (the same in every request, so the server
     keeps it cached), then the customer's message as the user turn."""
-    return [{"role": "system", "content": built.system}, {"role": "user", "content": message}]
+    return [{"role": "system", "content": prompt.system}, {"role": "user", "content": message}]
 
 
-def request_settings(built: BuiltPrompt, grammar: bool = True, top_logprobs: int = 0, max_tokens: int = 2) -> dict:
+def request_settings(prompt: PromptText, grammar: bool = True, top_logprobs: int = 0, max_tokens: int = 2) -> dict:
     """The chat completion settings of a typed request (recorded next to each answer)."""
     settings = {"temperature": 0.0, "max_tokens": max_tokens}
     if grammar:
-        settings["grammar"] = built.grammar
+        settings["grammar"] = prompt.grammar
     if top_logprobs:
         settings["logprobs"] = True
         settings["top_logprobs"] = top_logprobs
@@ -208,10 +218,10 @@ def check_reply(body: dict, asked: int) -> None:
                 raise ServerUnfit(f"the server sent logprob {entry.get('logprob')!r} for {where}: not a finite number")
 
 
-def probe(client: Client, built: BuiltPrompt, top_logprobs: int = TOP_LOGPROBS, slot: int | None = None) -> Reply:
+def probe(client: Client, prompt: PromptText, top_logprobs: int = TOP_LOGPROBS, slot: int | None = None) -> Reply:
     """Check that the server can give typed decisions with a confidence; return the reply of the typed request.
 
-    One real typed request (PROBE_MESSAGE with built's system prompt and
+    One real typed request (PROBE_MESSAGE with prompt's system prompt and
     grammar, 2 tokens at most, top_logprobs candidates per token), after the
     checks of speculative decoding and of the chat template; see the module
     docstring for the list. It pays the prefill of the system prompt when the
@@ -222,12 +232,12 @@ def probe(client: Client, built: BuiltPrompt, top_logprobs: int = TOP_LOGPROBS, 
     """
     if top_logprobs < 1:
         raise ValueError(f"the probe asks for candidates: top_logprobs must be 1 or more, not {top_logprobs}")
-    messages = typed_messages(built, PROBE_MESSAGE)
+    messages = typed_messages(prompt, PROBE_MESSAGE)
     check_speculative(client)
     check_template(client, messages)
     try:
         pinned = {} if slot is None else {"id_slot": slot}
-        reply = client.chat(messages, **request_settings(built, True, top_logprobs), **pinned)
+        reply = client.chat(messages, **request_settings(prompt, True, top_logprobs), **pinned)
     except ServerError as error:
         if "system" in error.message.lower():
             cause = "the chat template refuses the system message"

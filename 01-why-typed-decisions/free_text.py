@@ -19,7 +19,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # puts the post folders on sys.path
 from customer_messages import FREE_TEXT
-from llama_http import Client, exit_on_server_errors
+from llama_http import Client, chat, exit_on_server_errors
 
 SYSTEM = "You assist a bank's customer support team. Tell us what the customer wants."
 MAX_TOKENS = 120
@@ -40,13 +40,12 @@ def main() -> int:
     print(f"server: {client.url}  model: {client.model_info()['model']}")
     print(f"system prompt: {SYSTEM}\n")
     for message in args.messages or FREE_TEXT:
-        reply = client.chat([{"role": "system", "content": SYSTEM}, {"role": "user", "content": message}],
-                            temperature=0.0, max_tokens=args.max_tokens)
-        choice = reply.body["choices"][0]
+        reply = chat(SYSTEM, message, client, max_tokens=args.max_tokens)
+        choice = reply["choices"][0]
         content = (choice["message"].get("content") or "").strip()
         if choice.get("finish_reason") == "length":
             content += " ..."
-        timings = reply.body.get("timings", {})
+        timings = reply.get("timings", {})
         server_ms = timings.get("prompt_ms", 0.0) + timings.get("predicted_ms", 0.0)
         print(f"Customer: {message}")
         lines = textwrap.wrap(content, 80) or [""]

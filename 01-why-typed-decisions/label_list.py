@@ -14,12 +14,13 @@ import argparse
 import re
 import statistics
 import sys
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # puts the post folders on sys.path
 from banking77 import load_labels, load_split
-from llama_http import Client, exit_on_server_errors
+from llama_http import Client, chat, exit_on_server_errors
 
 
 def label_prompt(names: list[str]) -> str:
@@ -59,13 +60,13 @@ def main() -> int:
     kinds = {"exact": 0, "inside": 0, "none": 0}
     right, walls, no_label = 0, [], []
     for number, message in enumerate(messages, start=1):
-        reply = client.chat([{"role": "system", "content": system}, {"role": "user", "content": message.text}],
-                            temperature=0.0, max_tokens=args.max_tokens)
-        content = reply.body["choices"][0]["message"].get("content") or ""
+        started = time.perf_counter()
+        reply = chat(system, message.text, client, max_tokens=args.max_tokens)
+        walls.append((time.perf_counter() - started) * 1000)
+        content = reply["choices"][0]["message"].get("content") or ""
         kind, label = find_label(content, names)
         kinds[kind] += 1
         right += label == message.intent
-        walls.append(reply.wall_ms)
         if kind == "none":
             no_label.append((message.text, content))
         if number % 25 == 0:

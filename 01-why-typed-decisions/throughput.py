@@ -20,28 +20,36 @@ import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Callable, TypeVar
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # puts the post folders on sys.path
-from banking77 import load_split
-from decision import ask_code
+from banking77 import load_labels, load_split
 from llama_http import Client, exit_on_server_errors
-from typed_prompt import load_prompt
+from registry import SavedPrompt, dataset_named
+from typed import ask
 from typed_request import probe
 
+T = TypeVar("T")
 
-def measure(client: Client, built, texts: list[str], concurrent: int, top_logprobs: int = 0) -> tuple[float, list]:
-    """Send every text with `concurrent` requests in flight; return (requests/s, the CodeReply of each, in order).
 
-    top_logprobs: candidates asked per token, as ask_code takes it (post 03's
-    runs ask 30). Requests/s is the number of texts over the wall time from
-    the first send to the last answer.
-    """
+def measure(send: Callable[[str], T], texts: list[str], concurrent: int) -> tuple[float, list[T]]:
+    """send(text) for every text with `concurrent` requests in flight; return (requests/s, what each send
+    gave, in order). Requests/s is the number of texts over the wall time from the first send to the last answer."""
     started = time.perf_counter()
     with ThreadPoolExecutor(max_workers=concurrent) as pool:
-        replies = list(pool.map(lambda text: ask_code(client, built, text, top_logprobs=top_logprobs), texts))
+        replies = list(pool.map(send, texts))
     elapsed = time.perf_counter() - started
     return len(texts) / elapsed, replies
+
+
+def timed_typed(client: Client, prompt: SavedPrompt, codes: set[str]) -> Callable[[str], tuple[dict, float]]:
+    """text -> (typed.py's reply body for it, its wall time in ms)."""
+    def send(text: str) -> tuple[dict, float]:
+        started = time.perf_counter()
+        reply = ask(client, prompt.system, prompt.grammar, codes, text, top_logprobs=0)
+        return reply, (time.perf_counter() - started) * 1000
+    return send
 
 
 def p95(values: list[float]) -> float:
@@ -62,18 +70,19 @@ def main() -> int:
     if args.requests < 1 or args.concurrent < 1:
         parser.error("--requests and --concurrent must be 1 or more")
     client = Client()
-    built = load_prompt()
+    prompt = dataset_named("banking77").saved_prompt()
+    codes = {intent.code for intent in load_labels().intents}
     texts = [m.text for m in load_split("calib")[: args.requests]]
     slots = client.get("/props").get("total_slots", "?")
     print(f"model: {client.model_info()['model']}  server slots: {slots}  {args.requests} typed requests per setting\n")
-    probe(client, built)  # checks the server; the system prompt is processed here, not inside the first measurement
+    probe(client, prompt)  # checks the server; the system prompt is processed here, not inside the first measurement
     print(f"{'in flight':>9}  {'requests/s':>10}  {'median ms':>9}  {'p95 ms':>7}  "
           f"{'server: prompt ms':>17}  {'generate ms':>11}  (medians per request)")
     for concurrent in sorted({1, args.concurrent}):
-        rate, replies = measure(client, built, texts, concurrent)
-        latencies = [reply.wall_ms for reply in replies]
-        prompt_ms = statistics.median(reply.timings.get("prompt_ms", 0.0) for reply in replies)
-        generate_ms = statistics.median(reply.timings.get("predicted_ms", 0.0) for reply in replies)
+        rate, replies = measure(timed_typed(client, prompt, codes), texts, concurrent)
+        latencies = [ms for _, ms in replies]
+        prompt_ms = statistics.median(reply.get("timings", {}).get("prompt_ms", 0.0) for reply, _ in replies)
+        generate_ms = statistics.median(reply.get("timings", {}).get("predicted_ms", 0.0) for reply, _ in replies)
         print(f"{concurrent:9d}  {rate:10.2f}  {statistics.median(latencies):9.0f}  {p95(latencies):7.0f}  "
               f"{prompt_ms:17.0f}  {generate_ms:11.0f}")
     return 0

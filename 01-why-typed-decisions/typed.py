@@ -4,27 +4,67 @@
     python3 01-why-typed-decisions/typed.py "where is my new card?"
     python3 01-why-typed-decisions/typed.py --banking77 10        # 10 real BANKING77 test messages
 
-The model may only answer with a code the grammar allows (post 02); the
+The model may only answer with a code the grammar allows (post 02 builds the
+prompt and the grammar; the setup keeps a copy in datasets/), and the
 confidence is P(group) x P(intent | group) from the token probabilities
-(post 03). This is where the series is going; the posts after it show how each
-piece works and how far the confidence can be trusted.
+(post 03). This is where the series is going: the few lines marked PREVIEW
+below do what posts 02 and 03 take apart and harden, and a test holds them
+to post 03's confidence.py on real replies.
 """
 from __future__ import annotations
 
 import argparse
+import math
 import random
 import sys
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # puts the post folders on sys.path
-from banking77 import load_split
-from confidence import letter_tokens, read_answer
+from banking77 import load_labels, load_split
 from customer_messages import TYPED
-from decision import ask_code
-from llama_http import Client, exit_on_server_errors
-from typed_prompt import load_prompt
+from llama_http import Client, chat, exit_on_server_errors
+from registry import dataset_named
 from typed_request import TOP_LOGPROBS, probe
+
+
+# --- PREVIEW of posts 02 and 03 ---------------------------------------------------------------------------
+def ask(client: Client, system: str, grammar: str, codes: set[str], text: str, top_logprobs: int = TOP_LOGPROBS) -> dict:
+    """The reply to one typed request: the code in 2 tokens ('C', '-F'), asked again with room for 3 when it
+    came as 'C', '-', 'F' and was cut after 'C-' (post 02's retry)."""
+    settings = {"grammar": grammar, **({"logprobs": True, "top_logprobs": top_logprobs} if top_logprobs else {})}
+    reply = chat(system, text, client, max_tokens=2, **settings)
+    if reply["choices"][0]["message"]["content"] not in codes:
+        reply = chat(system, text, client, max_tokens=3, **settings)
+    return reply
+
+
+def code_and_confidence(reply: dict, codes: set[str]) -> tuple[str | None, float]:
+    """The code of a reply and its confidence: at each letter, its probability renormalized over the letters
+    the grammar allows there, multiplied over the two letters (post 03). (None, 0.0) without a full code."""
+    code = reply["choices"][0]["message"]["content"]
+    if code not in codes:
+        return None, 0.0
+
+    def letter_of(text: str) -> str | None:  # the letter `text` writes: "C" -> "C", "C-F" -> "F", else None
+        return text if len(text) == 1 and text in {c[0] for c in codes} else text[2] if text in codes else None
+
+    written, confidence = "", 1.0
+    for step in reply["choices"][0]["logprobs"]["content"]:
+        if written == code:
+            break  # the end-of-generation token after a complete code
+        chosen = letter_of(written + step["token"])
+        if chosen is not None:
+            mass = {}
+            for candidate in step["top_logprobs"]:
+                letter = letter_of(written + candidate["token"])
+                if letter is not None:
+                    mass[letter] = mass.get(letter, 0.0) + math.exp(candidate["logprob"])
+            confidence *= mass.get(chosen, 0.0) / sum(mass.values()) if mass else 0.0
+        written += step["token"]
+    return code, confidence
+# --- end of the PREVIEW -----------------------------------------------------------------------------------
 
 
 def main() -> int:
@@ -47,20 +87,23 @@ def main() -> int:
 
     client = Client()
     info = client.model_info()
-    built = load_prompt()
-    probe(client, built)
-    tokens = letter_tokens(client)
+    prompt = dataset_named("banking77").saved_prompt()
+    intent_of = {intent.code: intent.name for intent in load_labels().intents}
+    probe(client, prompt)  # 00-setup: a server that cannot give a confidence stops here, with one line
     print(f"server: {client.url}  model: {info['model']}  build: {info['build']}\n")
     right = 0
     for text, gold in items:
-        reply, answer = read_answer(ask_code(client, built, text, top_logprobs=TOP_LOGPROBS), built, tokens)
+        started = time.perf_counter()
+        reply = ask(client, prompt.system, prompt.grammar, set(intent_of), text)
+        ms = (time.perf_counter() - started) * 1000
+        code, confidence = code_and_confidence(reply, set(intent_of))
         print(text)
-        if answer is None:
-            print(f"  -> no code: {reply.status} ({reply.error or repr(reply.content)}, {reply.wall_ms:.0f} ms)")
+        if code is None:
+            print(f"  -> no code ({reply['choices'][0]['message']['content']!r}, {ms:.0f} ms)")
         else:
-            print(f"  -> {answer.intent}  (code {answer.code}, confidence {answer.confidence:.2f}, {reply.wall_ms:.0f} ms)")
+            print(f"  -> {intent_of[code]}  (code {code}, confidence {confidence:.2f}, {ms:.0f} ms)")
         if gold is not None:
-            hit = answer is not None and answer.intent == gold
+            hit = code is not None and intent_of[code] == gold
             right += hit
             print(f"     true intent: {gold}  {'RIGHT' if hit else 'wrong'}")
         print()

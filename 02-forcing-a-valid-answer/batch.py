@@ -15,7 +15,7 @@ from typing import Callable
 
 from labels import Message, split_code, spread
 from decision import CodeReply
-from typed_prompt import BuiltPrompt
+from prompt import Prompt
 from results_file import ResultsFile
 
 # This many error lines in a row stop a run: the server has stopped answering
@@ -44,7 +44,7 @@ def pick_messages(messages: list[Message], args: argparse.Namespace, parser: arg
     return (spread(messages) if args.spread else messages)[: args.limit]
 
 
-def base_record(message: Message, reply: CodeReply, built: BuiltPrompt, model: str, settings: dict) -> dict:
+def base_record(message: Message, reply: CodeReply, prompt: Prompt, model: str, settings: dict) -> dict:
     """The fields every typed-request line has.
 
     id, text, gold_intent, gold_code, status, code, intent, correct (bool),
@@ -56,20 +56,20 @@ def base_record(message: Message, reply: CodeReply, built: BuiltPrompt, model: s
     sha256 of the system prompt, so a file can be checked against the prompt
     it was made with).
     """
-    gold_code = built.by_intent[message.intent].code
+    gold_code = prompt.by_intent[message.intent].code
     response = reply.response or {}
     return {
         "id": message.id, "text": message.text,
         "gold_intent": message.intent, "gold_code": gold_code,
         "status": reply.status, "code": reply.code,
-        "intent": built.codes[reply.code].intent if reply.code else None,
+        "intent": prompt.codes[reply.code].intent if reply.code else None,
         "correct": reply.code == gold_code,
         "right_group": reply.code is not None and split_code(reply.code)[0] == split_code(gold_code)[0],
         "retried": reply.retried, "content": reply.content, "error": reply.error,
         "wall_ms": round(reply.wall_ms, 2), "timings": reply.timings,
         "model": model, "build": response.get("system_fingerprint"), "grammar": "grammar" in settings,
         "settings": {key: value for key, value in settings.items() if key != "grammar"},
-        "prompt_sha256": built.sha256,
+        "prompt_sha256": prompt.sha256,
     }
 
 

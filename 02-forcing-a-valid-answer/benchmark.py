@@ -39,8 +39,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # puts the post folders on sys.path
+from decision import ask_code
 from labels import spread
 from llama_http import Client, exit_on_server_errors
+from prompt import load_prompt
 from registry import DATASETS, dataset_named
 from server import DEFAULT_DATASET, DEFAULT_MODEL, SetupError, Warmed, free_port, start_server, stop_server, warm
 from throughput import measure, p95
@@ -132,14 +134,17 @@ def main() -> int:
 
 def report(client: Client, dataset, args, before: str, start_lines: list[str]) -> int:
     """Measure on client's server and print every section after the start; return the exit status."""
-    built = dataset.load_prompt()
+    prompt = load_prompt(dataset.name)
     info = client.model_info()
     slots = client.get("/props").get("total_slots", 1)
     concurrent = args.concurrent or max(2, slots)
-    probe(client, built)  # checks the server; pays the prefill here if it holds another prompt
+    probe(client, prompt)  # checks the server; pays the prefill here if it holds another prompt
     texts = [message.text for message in spread(dataset.load_split("calib"))[: args.requests]]
-    rate_1, replies = measure(client, built, texts, 1, args.top_logprobs)
-    rate_n, replies_n = measure(client, built, texts, concurrent, args.top_logprobs)
+    def send(text: str):
+        return ask_code(client, prompt, text, top_logprobs=args.top_logprobs)
+
+    rate_1, replies = measure(send, texts, 1)
+    rate_n, replies_n = measure(send, texts, concurrent)
     clean = [reply for reply in replies if reply.status == "ok" and not reply.retried]  # a retry is two requests
     if not clean:
         print("no request gave a code in one go; nothing to compare", file=sys.stderr)

@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # puts the post folders on sys.path
 from decision import ask_code
 from llama_http import Client, exit_on_server_errors
-from typed_prompt import BuiltPrompt, load_prompt
+from prompt import Prompt, load_prompt
 from typed_request import probe, request_settings, typed_messages
 
 MESSAGES = (
@@ -35,10 +35,10 @@ FREE_TOKENS = 24
 SHOWN_CHARS = 60
 
 
-def verdict(text: str, built: BuiltPrompt) -> str:
+def verdict(text: str, prompt: Prompt) -> str:
     """What a program can make of a reply: the intent of a valid code, or that it is none."""
     code = text.strip()
-    return built.codes[code].intent if code in built.codes else "NOT A VALID CODE"
+    return prompt.codes[code].intent if code in prompt.codes else "NOT A VALID CODE"
 
 
 def main() -> int:
@@ -52,19 +52,19 @@ def main() -> int:
     if any(not message.strip() for message in args.messages):
         parser.error("a message is empty")
     client = Client()
-    built = load_prompt()
-    probe(client, built)
+    prompt = load_prompt()
+    probe(client, prompt)
     print(f"server: {client.url}  model: {client.model_info()['model']}\n")
     for message in args.messages or MESSAGES:
-        free = client.chat(typed_messages(built, message),
-                           **request_settings(built, grammar=False, max_tokens=args.free_tokens))
+        free = client.chat(typed_messages(prompt, message),
+                           **request_settings(prompt, grammar=False, max_tokens=args.free_tokens))
         text = free.body["choices"][0]["message"].get("content") or ""
-        forced = ask_code(client, built, message, grammar=True)
+        forced = ask_code(client, prompt, message, grammar=True)
         shown = repr(text) if len(repr(text)) <= SHOWN_CHARS else repr(text)[:SHOWN_CHARS]
         print(message)
-        print(f"  no grammar  {shown}  -> {verdict(text, built)}")
+        print(f"  no grammar  {shown}  -> {verdict(text, prompt)}")
         retried = "  (retried with 3 tokens)" if forced.retried else ""
-        print(f"  grammar     {forced.content!r}  -> {verdict(forced.content, built)}{retried}\n")
+        print(f"  grammar     {forced.content!r}  -> {verdict(forced.content, prompt)}{retried}\n")
     print("With the grammar every reply is a code from the table: valid by construction, not necessarily right.")
     return 0
 

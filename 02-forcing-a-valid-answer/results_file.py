@@ -21,7 +21,11 @@ import os
 import tempfile
 from pathlib import Path
 
-from decision import FINAL_STATUSES
+# What a line's "status" can be: a code ("ok"), no full code after the retry ("invalid"), a message too long
+# for the context ("too_long") or a failed request ("error"; decision.py says when each happens).
+STATUSES = ("ok", "invalid", "too_long", "error")
+# The outcomes of a message that a rerun keeps; "error" is a failed attempt, asked again.
+FINAL_STATUSES = ("ok", "invalid", "too_long")
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -25,7 +25,7 @@ from batch import RunStopped, add_split_arguments, base_record, pick_messages, r
 from compare import percent
 from decision import ask_code
 from llama_http import Client, exit_on_server_errors
-from typed_prompt import load_prompt
+from prompt import load_prompt
 from typed_request import probe, request_settings
 from results_file import final_and_failed, results_folder
 
@@ -41,14 +41,14 @@ def main() -> int:
     grammar = not args.no_grammar
     out = args.out or results_folder(__file__) / f"codes-banking77-{args.split}{'' if grammar else '-nogrammar'}.jsonl"
     messages = pick_messages(load_split(args.split), args, parser)
-    built = load_prompt()
+    prompt = load_prompt()
     client = Client()
     info = client.model_info()
-    probe(client, built)
-    settings = request_settings(built, grammar)
+    probe(client, prompt)
+    settings = request_settings(prompt, grammar)
 
     def make_record(message):
-        return base_record(message, ask_code(client, built, message.text, grammar=grammar), built, info["model"], settings)
+        return base_record(message, ask_code(client, prompt, message.text, grammar=grammar), prompt, info["model"], settings)
 
     what = f"{args.split} (model {info['model']}, grammar {'on' if grammar else 'off'})"
     records, failed = final_and_failed(run_messages(messages, out, make_record, what))

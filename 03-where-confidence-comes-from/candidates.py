@@ -21,11 +21,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # puts the post folders on sys.path
-from confidence import letter_tokens, typed_answer
+from confidence import typed_answer
 from decision import ask_code
 from llama_http import Client, exit_on_server_errors
 from pitfalls import MOST, first_n_candidates
-from registry import DATASETS
+from prompt import load_prompt
 from saved_answers import add_results_arguments, describe, read_split
 from typed_request import TOP_LOGPROBS, probe
 
@@ -54,9 +54,8 @@ def main() -> int:
     if not todo:
         return 0
     client = Client()
-    built = DATASETS[args.dataset].load_prompt()
-    probe(client, built, MOST)
-    tokens = letter_tokens(client)
+    prompt = load_prompt(args.dataset)
+    probe(client, prompt, MOST)
     model = client.model_info()["model"]
     if {r.model for r in todo} != {model}:
         print(f"note: the server runs {model}, the file holds answers of {', '.join(sorted({r.model for r in todo}))}:"
@@ -64,12 +63,12 @@ def main() -> int:
     print(f"\nasked again with {MOST} candidates ({len(todo)} answers), each reply read with its first {TOP_LOGPROBS} and all {MOST}:")
     moves = []
     for number, record in enumerate(todo, start=1):
-        reply = ask_code(client, built, record.text, top_logprobs=MOST)
+        reply = ask_code(client, prompt, record.text, top_logprobs=MOST)
         if reply.status != "ok":
             print(f"  {record.id}: no code this time ({reply.status})")
             continue
-        with_30 = typed_answer(first_n_candidates(reply.response, TOP_LOGPROBS), built, tokens, TOP_LOGPROBS)
-        with_100 = typed_answer(reply.response, built, tokens, MOST)
+        with_30 = typed_answer(first_n_candidates(reply.response, TOP_LOGPROBS), prompt, TOP_LOGPROBS)
+        with_100 = typed_answer(reply.response, prompt, MOST)
         moves.append(abs(with_100.confidence - with_30.confidence))
         if number <= SHOWN:
             print(f"  {record.id:<12} {with_30.code}  confidence {with_30.confidence:.6f} with {TOP_LOGPROBS}, "

@@ -19,11 +19,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # puts the post folders on sys.path
-from confidence import Step, letter_tokens, typed_answer
+from confidence import Step, typed_answer
 from decision import ask_code
 from labels import split_code
 from llama_http import Client, exit_on_server_errors
-from typed_prompt import load_prompt
+from prompt import load_prompt
 from typed_request import TOP_LOGPROBS, probe
 
 COFFEE = "I was charged twice for the same coffee, can I get one refunded?"
@@ -54,15 +54,14 @@ def main() -> int:
     if not args.message.strip():
         parser.error("the message is empty")
     client = Client()
-    built = load_prompt()
-    probe(client, built)
-    tokens = letter_tokens(client)
-    reply = ask_code(client, built, args.message, top_logprobs=TOP_LOGPROBS)
+    prompt = load_prompt()
+    probe(client, prompt)
+    reply = ask_code(client, prompt, args.message, top_logprobs=TOP_LOGPROBS)
     print(f"model: {client.model_info()['model']}\nmessage: {args.message}\n")
     if reply.status != "ok":
         print(f"no code: {reply.status} ({reply.error or repr(reply.content)})")
         return 1
-    answer = typed_answer(reply.response, built, tokens, TOP_LOGPROBS)
+    answer = typed_answer(reply.response, prompt, TOP_LOGPROBS)
     pieces = [step["token"] for step in reply.response["choices"][0]["logprobs"]["content"]]
     print_candidates(1, pieces[0], answer.group_step)
     print_candidates(len(pieces), pieces[-1], answer.intent_step)
@@ -70,10 +69,10 @@ def main() -> int:
         print(f"(the code came in 3 tokens {pieces}: the intent letter is token 3)")
     group, letter = split_code(answer.code)
     print()
-    print_distribution(f"P(group), over the {len(built.group_letters)} group letters", answer.group_step,
-                       lambda g: f"{g} {built.group_names[g]}")
-    print_distribution(f"P(intent | group {group}), over that group's {len(built.intent_letters[group])} letters",
-                       answer.intent_step, lambda x: f"{group}-{x} {built.codes[f'{group}-{x}'].intent}")
+    print_distribution(f"P(group), over the {len(prompt.group_letters)} group letters", answer.group_step,
+                       lambda g: f"{g} {prompt.group_names[g]}")
+    print_distribution(f"P(intent | group {group}), over that group's {len(prompt.intent_letters[group])} letters",
+                       answer.intent_step, lambda x: f"{group}-{x} {prompt.codes[f'{group}-{x}'].intent}")
     print(f"\nConfidence in {answer.code}: P(group {group}) x P(intent {letter} | group {group}) = "
           f"{answer.p_group:.4f} x {answer.p_intent_given_group:.4f} = {answer.confidence:.4f}")
     print(f"answer: {answer.intent} ({answer.code}), confidence {answer.confidence:.2f}")

@@ -24,11 +24,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # puts the post folders on sys.path
-from confidence import letter_tokens, typed_answer
+from confidence import letter_of, typed_answer
 from decision import ask_code
 from llama_http import Client, exit_on_server_errors
 from logprobs import COFFEE
-from typed_prompt import load_prompt
+from prompt import load_prompt
 from typed_request import TOP_LOGPROBS, probe, request_settings, typed_messages
 
 MOST = 100  # candidates asked for in pitfall 3
@@ -57,18 +57,17 @@ def main() -> int:
     if not args.message.strip():
         parser.error("the message is empty")
     client = Client()
-    built = load_prompt()
-    probe(client, built)
-    tokens = letter_tokens(client)
-    messages = typed_messages(built, args.message)
+    prompt = load_prompt()
+    probe(client, prompt)
+    messages = typed_messages(prompt, args.message)
     print(f"model: {client.model_info()['model']}\nmessage: {args.message}")
 
     print("\n1. candidates with and without the grammar (first step, top 5)")
     # One request first, so the message is in the cache and the two compared requests both process only its
     # last token: logits computed in another batch shape differ in the last digits (post 03's cache noise).
-    ask_code(client, built, args.message, grammar=True, top_logprobs=TOP_LOGPROBS)
-    with_grammar = ask_code(client, built, args.message, grammar=True, top_logprobs=TOP_LOGPROBS).response
-    without = ask_code(client, built, args.message, grammar=False, top_logprobs=TOP_LOGPROBS).response
+    ask_code(client, prompt, args.message, grammar=True, top_logprobs=TOP_LOGPROBS)
+    with_grammar = ask_code(client, prompt, args.message, grammar=True, top_logprobs=TOP_LOGPROBS).response
+    without = ask_code(client, prompt, args.message, grammar=False, top_logprobs=TOP_LOGPROBS).response
     for name, response in (("with grammar", with_grammar), ("without", without)):
         shown = "  ".join(f"{c['token']!r} {math.exp(c['logprob']):.3f}" for c in first_candidates(response)[:5])
         print(f"  {name:<13} {shown}")
@@ -78,8 +77,7 @@ def main() -> int:
     same_order = list(probabilities[0]) == list(probabilities[1])
     gap = max(abs(probabilities[0].get(token, 0.0) - probabilities[1].get(token, 0.0))
               for token in probabilities[0].keys() | probabilities[1].keys())
-    allowed = set(tokens.letter[g] for g in built.group_letters)
-    forbidden = [c["token"] for c in first_candidates(with_grammar) if c["id"] not in allowed]
+    forbidden = [c["token"] for c in first_candidates(with_grammar) if letter_of(c["token"], prompt) is None]
     print(f"  the same {len(probabilities[0])} tokens: {same_tokens}; in the same order: {same_order}; "
           f"largest difference in a token's probability: {gap:.4f}")
     print(f"  with the grammar on, {len(forbidden)} of the {len(probabilities[0])} are tokens the grammar forbids, "
@@ -93,7 +91,7 @@ def main() -> int:
         print("  The candidates differ with the grammar here: read the two lists above before trusting either.")
 
     print("\n2. post_sampling_probs at temperature 0")
-    settings = {**request_settings(built, True, TOP_LOGPROBS), "post_sampling_probs": True}
+    settings = {**request_settings(prompt, True, TOP_LOGPROBS), "post_sampling_probs": True}
     step = client.chat(messages, **settings).body["choices"][0]["logprobs"]["content"][0]
     listed = step.get("top_probs", step.get("top_logprobs", []))
     shown = "  ".join(f"{c['token']!r} {c.get('prob', math.exp(c.get('logprob', 0.0))):.3f}" for c in listed[:5])
@@ -105,8 +103,8 @@ def main() -> int:
         print(f"  {len(listed)} candidates after sampling: compare them with pitfall 1's before deciding they mean anything.")
 
     print("\n3. top_logprobs 3, 30 and 100 (one request with 100 candidates, read with its first 3, 30 and 100)")
-    response = ask_code(client, built, args.message, top_logprobs=MOST).response
-    answers = {top: typed_answer(first_n_candidates(response, top), built, tokens, top) for top in (3, TOP_LOGPROBS, MOST)}
+    response = ask_code(client, prompt, args.message, top_logprobs=MOST).response
+    answers = {top: typed_answer(first_n_candidates(response, top), prompt, top) for top in (3, TOP_LOGPROBS, MOST)}
     for top, answer in answers.items():
         print(f"  top_logprobs {top:3d}: {answer.code}  P(group) {answer.p_group:.4f}  "
               f"P(intent|group) {answer.p_intent_given_group:.4f}  confidence {answer.confidence:.4f}  "
@@ -138,11 +136,10 @@ def main() -> int:
         first[thinking] = first_candidates(body)
         shown = "  ".join(f"{c['token']!r} {math.exp(c['logprob']):.3f}" for c in first[thinking])
         print(f"  no grammar, enable_thinking {str(thinking):<5}: first token candidates {shown}")
-    letters = {tokens.letter[g] for g in built.group_letters}
-    if first[True] and first[True][0]["id"] not in letters:
+    if first[True] and letter_of(first[True][0]["token"], prompt) is None:
         print(f"  With thinking on, the most likely first token is {first[True][0]['token']!r}, not a group letter:")
         print("  step 1 would measure the start of the reasoning, not the group.")
-    body = client.chat(messages, **request_settings(built, True, 5, max_tokens=8),
+    body = client.chat(messages, **request_settings(prompt, True, 5, max_tokens=8),
                        chat_template_kwargs={"enable_thinking": True}).body
     message = body["choices"][0]["message"]
     print(f"  grammar on, enable_thinking True : content {message.get('content')!r}, "

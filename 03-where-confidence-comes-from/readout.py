@@ -39,14 +39,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # puts the post folders on sys.path
 from banking77 import load_split
 from batch import check_resumable, run_messages
-from confidence import LetterTokens, Step, letter_tokens, renormalize
+from confidence import Step, renormalize
 from labels import Message, split_code
 from llama_http import Client, exit_on_server_errors
 from results_file import ResultsFile, results_folder
 from summary import RANGES, in_range
-from typed_prompt import BuiltPrompt, load_prompt
+from prompt import Prompt, load_prompt
 from typed_request import TOP_LOGPROBS, probe, request_settings, typed_messages
-from results_record import ResultsLine, parse_lines, typed_line
+from results_record import ResultsLine, parse_lines
+from tokens import LetterTokens, letter_tokens
+from typed_lines import typed_line
 
 DEFAULT_LIMIT = 200
 
@@ -73,7 +75,7 @@ class Readout:
         return self.group_step.chosen_probability * self.intent_step.chosen_probability
 
 
-def chat_prompt(client: Client, built: BuiltPrompt, message: str) -> str:
+def chat_prompt(client: Client, prompt: Prompt, message: str) -> str:
     """The text the model reads for a typed request: run.py's chat messages through the model's chat template.
 
     POST /apply-template renders them with the template the server uses for
@@ -81,7 +83,7 @@ def chat_prompt(client: Client, built: BuiltPrompt, message: str) -> str:
     where the model starts its reply and shares its cached prefix with run.py's
     requests.
     """
-    body = client.post("/apply-template", {"messages": typed_messages(built, message)}).body
+    body = client.post("/apply-template", {"messages": typed_messages(prompt, message)}).body
     return body["prompt"]
 
 
@@ -103,31 +105,31 @@ def next_token_candidates(client: Client, prompt: str | list, n_probs: int) -> t
     return probabilities[0]["top_logprobs"], reply.wall_ms
 
 
-def read_code(client: Client, built: BuiltPrompt, tokens: LetterTokens, message: str,
+def read_code(client: Client, prompt: Prompt, tokens: LetterTokens, message: str,
               n_probs: int = TOP_LOGPROBS) -> Readout:
     """The readout of one message: the group letter over the group letters, then the intent letter within it.
 
-    The intent step reads the tokens '-A', '-B', ... (tokens.hyphen_letter)
-    after the group letter's token: a code comes as 'C', '-F' for this
-    tokenizer, so these are the tokens the grammar route chooses from too.
+    The intent step reads the candidates after the group letter's token
+    (its id, tokens.letter): '-A', '-B', ... write the intent letters there,
+    the tokens the grammar route chooses from too (confidence.letter_of).
     """
-    prompt = chat_prompt(client, built, message)
-    candidates, group_ms = next_token_candidates(client, prompt, n_probs)
-    group_step = renormalize(candidates, {g: tokens.letter[g] for g in built.group_letters}, None)
+    text = chat_prompt(client, prompt, message)
+    candidates, group_ms = next_token_candidates(client, text, n_probs)
+    group_step = renormalize(candidates, "", prompt)
     group = group_step.chosen
-    candidates, intent_ms = next_token_candidates(client, [prompt, tokens.letter[group]], n_probs)
-    intent_step = renormalize(candidates, {x: tokens.hyphen_letter[x] for x in built.intent_letters[group]}, None)
+    candidates, intent_ms = next_token_candidates(client, [text, tokens.letter[group]], n_probs)
+    intent_step = renormalize(candidates, group, prompt)
     code = f"{group}-{intent_step.chosen}"
-    return Readout(code, built.codes[code].intent, group_step, intent_step, group_ms + intent_ms)
+    return Readout(code, prompt.codes[code].intent, group_step, intent_step, group_ms + intent_ms)
 
 
-def readout_record(message: Message, readout: Readout, built: BuiltPrompt, model: str, n_probs: int) -> dict:
+def readout_record(message: Message, readout: Readout, prompt: Prompt, model: str, n_probs: int) -> dict:
     """A results line in run.py's format for the readout's answer (status always "ok": a letter is always read).
 
     content is the code the two read tokens spell ('C' then '-F' is 'C-F'):
     the readout generates no text of its own, and later posts expect a string.
     """
-    gold_code = built.by_intent[message.intent].code
+    gold_code = prompt.by_intent[message.intent].code
     group, intent = readout.group_step, readout.intent_step
     return {
         "id": message.id, "text": message.text, "gold_intent": message.intent, "gold_code": gold_code,
@@ -135,7 +137,7 @@ def readout_record(message: Message, readout: Readout, built: BuiltPrompt, model
         "right_group": split_code(readout.code)[0] == split_code(gold_code)[0], "retried": False, "content": readout.code, "error": None,
         "wall_ms": round(readout.wall_ms, 2), "timings": {}, "model": model, "build": None, "grammar": False,
         "settings": {"endpoint": "/completion", "n_predict": 1, "n_probs": n_probs, "temperature": 0.0},
-        "prompt_sha256": built.sha256,
+        "prompt_sha256": prompt.sha256,
         "confidence": readout.confidence, "p_group": group.chosen_probability,
         "p_intent_given_group": intent.chosen_probability,
         "group_distribution": group.distribution, "intent_distribution": intent.distribution,
@@ -174,22 +176,22 @@ def main() -> int:
     out = args.out or results_folder(__file__) / "readout-banking77-calib.jsonl"
     grammar_out = out.with_name(f"{out.stem}-grammar{out.suffix}")
     messages = load_split("calib")[: args.limit]
-    built = load_prompt()
+    prompt = load_prompt()
     client = Client()
     info = client.model_info()
-    probe(client, built, args.n_probs)
+    probe(client, prompt, args.n_probs)
     tokens = letter_tokens(client)
-    settings = request_settings(built, True, args.n_probs)
+    settings = request_settings(prompt, True, args.n_probs)
     print(f"server: {client.url}  model: {info['model']}  build: {info['build']}")
 
     for path in (out, grammar_out):
-        check_resumable(path, model=info["model"], prompt_sha256=built.sha256)
+        check_resumable(path, model=info["model"], prompt_sha256=prompt.sha256)
     with ResultsFile(grammar_out) as grammar_file:
         def make_record(message: Message) -> dict:
             if message.id not in grammar_file.done:
-                grammar_file.append(typed_line(client, built, tokens, message, info["model"], settings, args.n_probs))
-            readout = read_code(client, built, tokens, message.text, args.n_probs)
-            return readout_record(message, readout, built, info["model"], args.n_probs)
+                grammar_file.append(typed_line(client, prompt, message, info["model"], settings, args.n_probs))
+            readout = read_code(client, prompt, tokens, message.text, args.n_probs)
+            return readout_record(message, readout, prompt, info["model"], args.n_probs)
 
         what = f"readout and grammar, calib (model {info['model']}, {args.n_probs} candidates per step)"
         readouts = run_messages(messages, out, make_record, what)

@@ -1,5 +1,4 @@
-"""One line of run.py's results file: made for one message (typed_line), checked whole, and read as a
-ResultsLine, the one type every later post reads answers as.
+"""One line of run.py's results file, checked whole and read as a ResultsLine: how every later post reads answers.
 
     line = ResultsLine.from_json(json.loads(text), "results/x.jsonl line 12")
     line.confidence, line.code, line.group_letter, line.to_json()
@@ -10,7 +9,8 @@ stops the script with one sentence naming the file, the line and the field,
 instead of an AttributeError (or a wrong number) somewhere later. The fields
 are the ones run.py writes (README.md lists them; FIELDS is the one table of
 their checks); the committed reference files load unchanged. The code string
-is taken apart once, here (group_letter, intent_letter).
+is taken apart once, here (group_letter, intent_letter). typed_lines.py
+makes the lines; this module only reads them and needs no server.
 """
 from __future__ import annotations
 
@@ -19,12 +19,7 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from batch import base_record
-from confidence import LetterTokens, answer_fields, read_answer
-from decision import FINAL_STATUSES, STATUSES, ask_code
-from labels import Message, split_code
-from llama_http import Client
-from typed_prompt import BuiltPrompt
+from results_file import FINAL_STATUSES, STATUSES
 
 CODE = re.compile(r"[A-Z]-[A-Z]")
 # The two steps of a code: the group letter, then the intent letter (post 03 reads a distribution at each).
@@ -34,20 +29,9 @@ SHA256 = re.compile(r"[0-9a-f]{64}")
 TOLERANCE = 1e-9
 
 
-def typed_line(client: Client, built: BuiltPrompt, tokens: LetterTokens, message: Message, model: str,
-               settings: dict, top_logprobs: int, asked: BuiltPrompt | None = None) -> dict:
-    """run.py's results line for one message: the typed request (the grammar, 2 tokens, top_logprobs
-    candidates per token), its confidence, and the fields of batch.base_record.
-
-    asked: the prompt the request sends (default: built); run.py --shortlist
-    sends a narrowed one while the line keeps built's gold code and sha256.
-    Failed requests give a line with status error (confidence 0), as
-    confidence.read_answer makes them. Raises what ask_code raises (server
-    unreachable, grammar refused).
-    """
-    asked = asked or built
-    reply, answer = read_answer(ask_code(client, asked, message.text, top_logprobs=top_logprobs), asked, tokens)
-    return {**base_record(message, reply, built, model, settings), **answer_fields(answer)}
+def letters(code: str) -> tuple[str, str]:
+    """The group letter and the intent letter of a code: "C-F" -> ("C", "F")."""
+    return code[0], code[2]
 
 
 def is_number(value) -> bool:
@@ -103,28 +87,6 @@ def _sha256(value):
     return None if isinstance(value, str) and SHA256.fullmatch(value) else "not a hex sha256"
 
 
-def _code_or_null(value):
-    return None if value is None or _code(value) is None else "not a code like C-F or null"
-
-
-def _probability_or_null(value):
-    return None if value is None or _probability(value) is None else "not a probability in [0, 1] or null"
-
-
-def _pairs(value):
-    if (isinstance(value, list) and value
-            and all(isinstance(p, list) and len(p) == 2 and _code(p[0]) is None and is_number(p[1]) for p in value)):
-        return None
-    return "not a list of [code, score] pairs"
-
-
-def _weights(value):
-    # 08's combined.py: (model, retriever), plus (bias, best score, model) of an out-of-scope code's term
-    if isinstance(value, list) and len(value) in (2, 5) and all(is_number(w) for w in value):
-        return None
-    return "not a list of 2 or 5 numbers"
-
-
 def _distribution(value):
     if not isinstance(value, dict) or not value:
         return "not an object of letters and probabilities"
@@ -169,11 +131,6 @@ FIELDS: dict[str, tuple[Check, bool, str]] = {
     "missing_letters": (_count, False, "null"),
     "tokens_in_code": (_tokens, False, "null"),
     "flagged_logprobs": (_count, True, "null"),
-    # run.py --shortlist: the retriever's candidates; 08's combined.py: the model's own answer and the weights.
-    "shortlist": (_pairs, True, "any"),
-    "model_code": (_code_or_null, True, "any"),
-    "model_confidence": (_probability_or_null, True, "any"),
-    "combined_weights": (_weights, True, "any"),
 }
 
 
@@ -182,8 +139,7 @@ def check_record(record: dict, where: str) -> None:
 
     where: the file and line, e.g. "results/x.jsonl line 12". Checks every
     field of FIELDS (type, range; the optional ones may be absent: "grammar",
-    "prompt_sha256" and "flagged_logprobs" from older files, the fields of
-    shortlist and combined lines from every other line), that a line without
+    "prompt_sha256" and "flagged_logprobs" from older files), that a line without
     an answer (status not ok) has a null code and null answer fields and
     confidence 0, and that the fields agree with each other: correct and
     right_group with code and gold_code, confidence = p_group x
@@ -209,7 +165,7 @@ def check_record(record: dict, where: str) -> None:
     code, gold = record["code"], record["gold_code"]
     if record["correct"] != (answered and code == gold):
         raise bad("correct", f"is {record['correct']!r}, but the code is {code!r} and the right one {gold!r}")
-    if record["right_group"] != (answered and split_code(code)[0] == split_code(gold)[0]):
+    if record["right_group"] != (answered and letters(code)[0] == letters(gold)[0]):
         raise bad("right_group", f"is {record['right_group']!r}, but the code is {code!r} and the right one {gold!r}")
     if not answered:
         if record["confidence"] != 0.0:
@@ -218,14 +174,13 @@ def check_record(record: dict, where: str) -> None:
     product = record["p_group"] * record["p_intent_given_group"]
     if abs(record["confidence"] - product) > TOLERANCE:
         raise bad("confidence", f"is {record['confidence']!r}, not p_group x p_intent_given_group = {product!r}")
-    for name, letter in zip(("group_distribution", "intent_distribution"), split_code(code)):
+    for name, letter in zip(("group_distribution", "intent_distribution"), letters(code)):
         if letter not in record[name]:
             raise bad(name, f"has no letter {letter!r} of the code {code}")
 
 
 # Fields some lines have and others not (FIELDS says which): older files lack grammar, prompt_sha256 and
-# flagged_logprobs; run.py --shortlist adds the retriever's candidates, 08's combined.py the model's own
-# answer and the weights it was combined with.
+# flagged_logprobs.
 OPTIONAL = tuple(name for name, (_, optional, _) in FIELDS.items() if optional)
 
 
@@ -237,9 +192,10 @@ class ResultsLine:
     in [0, 1], wall_ms in milliseconds, distributions letter -> probability.
     An answer (status ok) has a code and every answer field; a line without
     one (invalid, too_long, error) has code None, confidence 0.0 and None in
-    every other answer field. shortlist: (code, retriever score) pairs, best
-    first, on lines of run.py --shortlist; model_code, model_confidence and
-    combined_weights on lines of 08's combined.py. Derived once, not stored:
+    every other answer field. extra: the fields of the line that are not
+    run.py's, in file order: a later script of the series may add its own
+    (and checks them where it reads them); the readers here carry them along
+    unread, and to_json writes them back. Derived once, not stored:
     group_letter and intent_letter of the code (None without one), and
     gold_group_letter, gold_intent_letter of gold_code. gold_intent and
     gold_code are None only for a live message that has no right answer
@@ -247,9 +203,9 @@ class ResultsLine:
     written: the optional fields the line had in its file, null ones
     included, so that to_json writes it back as it was read.
 
-    Made by from_json, which checks the line whole. Made directly (08's
-    route.py for a live message, tests) or by dataclasses.replace (08's
-    combined.py), a line is not checked: its maker answers for it.
+    Made by from_json, which checks the line whole. Made directly (a live
+    message, tests) or by dataclasses.replace, a line is not checked: its
+    maker answers for it.
     """
 
     id: str
@@ -281,10 +237,7 @@ class ResultsLine:
     grammar: bool | None = None
     prompt_sha256: str | None = None
     flagged_logprobs: int | None = None
-    shortlist: tuple[tuple[str, float], ...] | None = None
-    model_code: str | None = None
-    model_confidence: float | None = None
-    combined_weights: tuple[float, ...] | None = None
+    extra: Mapping[str, object] = field(default_factory=dict, compare=False)
     written: frozenset[str] = field(default=frozenset(), repr=False, compare=False)
     group_letter: str | None = field(init=False, repr=False, compare=False)
     intent_letter: str | None = field(init=False, repr=False, compare=False)
@@ -292,10 +245,10 @@ class ResultsLine:
     gold_intent_letter: str | None = field(init=False, repr=False, compare=False)
 
     def __post_init__(self):
-        letters = split_code(self.code) if self.code is not None else (None, None)
-        gold = split_code(self.gold_code) if self.gold_code is not None else (None, None)
+        answer = letters(self.code) if self.code is not None else (None, None)
+        gold = letters(self.gold_code) if self.gold_code is not None else (None, None)
         for name, value in zip(("group_letter", "intent_letter", "gold_group_letter", "gold_intent_letter"),
-                               (*letters, *gold)):
+                               (*answer, *gold)):
             object.__setattr__(self, name, value)  # a frozen dataclass sets derived fields this way
 
     def distribution(self, step: str) -> Mapping[str, float] | None:
@@ -323,37 +276,28 @@ class ResultsLine:
     def from_json(cls, record: dict, where: str) -> ResultsLine:
         """The line of a JSON object, checked whole first (check_record; ValueError naming `where` and the field).
 
-        A field this type does not know is refused too: a line of some other
-        script's file must not pass for an answer.
+        Every field of run.py's must be there and right, so a line of some
+        other script's file does not pass for an answer; the fields beyond
+        them go into extra, unread.
         """
         if not isinstance(record, dict):
             raise ValueError(f"{where}: not a JSON object; not a line written by 03's run.py")
         check_record(record, where)
-        unknown = sorted(set(record) - set(FIELDS))
-        if unknown:
-            raise ValueError(f"{where}: field {unknown[0]!r} is not a field of a results line; "
-                             "not a line written by 03's run.py")
-        values = dict(record)
-        if values.get("shortlist") is not None:
-            values["shortlist"] = tuple((code, score) for code, score in values["shortlist"])
-        if values.get("combined_weights") is not None:
-            values["combined_weights"] = tuple(values["combined_weights"])
-        return cls(**values, written=frozenset(set(record) & set(OPTIONAL)))
+        values = {name: value for name, value in record.items() if name in FIELDS}
+        extra = {name: value for name, value in record.items() if name not in FIELDS}
+        return cls(**values, extra=extra, written=frozenset(set(record) & set(OPTIONAL)))
 
     def to_json(self) -> dict:
-        """The JSON object of the line in run.py's order of fields (FIELDS): json.dumps of it gives back the line
-        from_json read. An optional field is written when it is set or was in the line read (written)."""
+        """The JSON object of the line: run.py's fields in run.py's order (FIELDS), then extra in its order, so
+        json.dumps of it gives back the line from_json read. An optional field is written when it is set or was
+        in the line read (written)."""
         record = {}
         for name in FIELDS:
             value = getattr(self, name)
             if value is None and name in OPTIONAL and name not in self.written:
                 continue
-            if name == "shortlist" and value is not None:
-                value = [[code, score] for code, score in value]
-            elif name == "combined_weights" and value is not None:
-                value = list(value)
             record[name] = value
-        return record
+        return {**record, **self.extra}
 
 
 def _step(step: str) -> str:

@@ -6,19 +6,23 @@
 
 run.py writes a reader's own runs to 03-where-confidence-comes-from/results/;
 the committed reference runs of the CPU default model are in
-results/reference/. Without --results, a script reads the reader's own run
+results/reference/ (and a later post that adds a kind of run of its own keeps
+its reference runs in its folder's reference/). Without --results, a script
+reads the reader's own run
 once it holds an answer for every message of its split, else the reference
 run, and describe() says which and why. Each line is checked whole and read
 as a ResultsLine (results_record.py); the lines with status "error" (failed requests, not
 answers) are kept apart: every script reports them as their own count and
 leaves them out of accuracy, ECE, fits and thresholds. The options that name
-the files (--dataset, --split, --results, --calib) are defined here once.
+the files (--dataset, --split, --results, --variant, --calib) are defined
+here once, and exit_on_bad_input gives every reader its one-line errors.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import re
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,7 +33,31 @@ from results_record import ResultsLine, answers_and_errors
 ROOT = Path(__file__).resolve().parents[1]
 # run.py writes a reader's own runs here; the committed reference runs of the CPU default model are below it.
 OWN_RESULTS = results_folder(__file__)
-REFERENCE = ROOT / "results" / "reference" / "qwen2.5-coder-1.5b-instruct-q4_k_m"
+REFERENCE_MODEL = "qwen2.5-coder-1.5b-instruct-q4_k_m"
+REFERENCE = ROOT / "results" / "reference" / REFERENCE_MODEL
+
+
+def reference_path(name: str) -> Path:
+    """The committed reference run of this file name: in results/reference/, else in the reference/ folder of the
+    post folder that holds it (a later post's own kind of run); results/reference/<name> when none has it."""
+    for folder in (REFERENCE, *sorted(ROOT.glob(f"[0-9][0-9]-*/reference/{REFERENCE_MODEL}"))):
+        if (folder / name).exists():
+            return folder / name
+    return REFERENCE / name
+
+
+def exit_on_bad_input(main, also: tuple[type[Exception], ...] = ()) -> int:
+    """Run main() and turn a reader's mistakes into one line and an exit code, with no server involved:
+    ValueError (a bad line or argument), OSError (a missing file) and the types in `also` -> "error: ..." on
+    stderr and exit 2; KeyboardInterrupt -> exit 130."""
+    try:
+        return main() or 0
+    except (ValueError, OSError, *also) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("\ninterrupted", file=sys.stderr)
+        return 130
 
 
 def add_results_arguments(parser: argparse.ArgumentParser, fits_on_calib: bool = False,
@@ -44,8 +72,8 @@ def add_results_arguments(parser: argparse.ArgumentParser, fits_on_calib: bool =
     parser.add_argument("--results", type=Path, help="a results file of run.py (default: your own complete run "
                         "in 03-where-confidence-comes-from/results/, else the committed reference run)")
     parser.add_argument("--variant", type=variant_name, default="",
-                        help="answers of another kind of run: shortlistK (run.py --shortlist K) or combinedK "
-                             "(08-routes/combined.py --shortlist K); default: run.py's plain answers")
+                        help="answers of another kind of run of a later script, read from "
+                             "<dataset>-<variant>-<split>.jsonl (default: run.py's plain answers)")
     if fits_on_calib:
         add_calib_arguments(parser, dataset)
     else:
@@ -53,7 +81,7 @@ def add_results_arguments(parser: argparse.ArgumentParser, fits_on_calib: bool =
 
 
 def add_dataset_argument(parser: argparse.ArgumentParser, dataset: str = "banking77") -> None:
-    """--dataset: banking77 or clinc150 (default: `dataset`)."""
+    """--dataset: one of registry.DATASETS (default: `dataset`)."""
     parser.add_argument("--dataset", choices=sorted(DATASETS), default=dataset, help=f"which dataset (default: {dataset})")
 
 
@@ -64,39 +92,35 @@ def add_calib_arguments(parser: argparse.ArgumentParser, dataset: str = "banking
                         "else the reference one)")
 
 
-VARIANT = re.compile(r"(shortlist|combined)([1-9][0-9]*)")
+# A variant's name: lower-case letters, then digits if any ("abc5"): the middle of its file names.
+VARIANT = re.compile(r"[a-z]+[0-9]*")
 
 
 def variant_name(text: str) -> str:
-    """--variant's value: "" (run.py's plain answers), "shortlistK" or "combinedK"; argparse.ArgumentTypeError otherwise."""
+    """--variant's value: "" (run.py's plain answers) or a name of lower-case letters and digits;
+    argparse.ArgumentTypeError otherwise."""
     if text and not VARIANT.fullmatch(text):
-        raise argparse.ArgumentTypeError(f"{text!r} is not a variant: use shortlistK or combinedK, e.g. shortlist5")
+        raise argparse.ArgumentTypeError(f"{text!r} is not a variant: lower-case letters, then digits (e.g. abc5)")
     return text
 
 
 def own_results_path(dataset: str, split: str, variant: str = "") -> Path:
     """Where a reader's own answers go: 03-where-confidence-comes-from/results/<dataset>[-<variant>]-<split>.jsonl.
 
-    Every answers file of the series lives there: run.py's plain and
-    shortlist runs, and the combined decisions of post 08 (written in the
-    same format, so that every later post reads them alike).
+    Every answers file of the series lives there: run.py's, and those of the
+    later scripts that write other kinds of runs in the same format (a
+    variant in the name), so that every later post reads them alike.
     """
     return OWN_RESULTS / DATASETS[dataset].results_name(split, variant)
 
 
 def run_command(dataset: str, split: str, variant: str = "", out: Path | None = None) -> str:
-    """The command that writes the answers file of dataset, split and variant: the default one, or `out`.
-
-    run.py takes --out; combined.py has no such option, so for `out` it is
-    told where combined.py writes instead.
-    """
+    """The command that writes the answers file of dataset, split and variant: run.py's for plain answers (with
+    --out when `out` is given); a variant's file is written by the later script that makes that kind of run."""
     option = "" if dataset == "banking77" else f" --dataset {dataset}"
-    kind, k = VARIANT.fullmatch(variant).groups() if variant else ("", "")
-    if kind == "combined":
-        where = f" (it writes {relative(own_results_path(dataset, split, variant))})" if out else ""
-        return f"python3 08-routes/combined.py{option} --shortlist {k}{where}"
-    shortlist = f" --shortlist {k}" if kind else ""
-    return f"python3 03-where-confidence-comes-from/run.py{option}{shortlist} --split {split}{f' --out {out}' if out else ''}"
+    if variant:
+        return f"the script that writes {variant} answers (the README of the post that adds them names it)"
+    return f"python3 03-where-confidence-comes-from/run.py{option} --split {split}{f' --out {out}' if out else ''}"
 
 
 def count_answers(path: Path) -> int:
@@ -125,7 +149,7 @@ def default_results(dataset: str, split: str, variant: str = "") -> tuple[Path, 
     size = DATASETS[dataset].split_size(split)
     if own.exists() and count_answers(own) >= size:
         return own, f"your own run, all {size:,} messages"
-    return REFERENCE / own.name, f"the committed reference run; {own_run_state(dataset, split, variant)}"
+    return reference_path(own.name), f"the committed reference run; {own_run_state(dataset, split, variant)}"
 
 
 def own_run_state(dataset: str, split: str, variant: str = "") -> str:

@@ -50,16 +50,16 @@ def pyplot(show: bool):
 def add_plot_arguments(parser: argparse.ArgumentParser, figure: str) -> None:
     """--png and --no-show, shared by every script that draws a figure (named `figure`, e.g. "coverage")."""
     parser.add_argument("--png", type=Path, help=f"where to save the figure (default: results/{figure}-<split>.png "
-                                                 f"in this post's folder, {figure}-clinc150-<split>.png for CLINC150, "
-                                                 f"{figure}-shortlist5-<split>.png with --variant shortlist5)")
+                                                 f"in this post's folder, {figure}-<dataset>-<split>.png for another "
+                                                 f"dataset, {figure}-<variant>-<split>.png with --variant)")
     parser.add_argument("--no-show", action="store_true", help="only save the PNG, even when a display is available")
 
 
 def png_path(args: argparse.Namespace, figure: str, script: str | Path) -> Path:
     """--png, or the default in the results/ folder of script's post: <figure>-<split>.png for
-    BANKING77, <figure>-<dataset>-<split>.png otherwise (e.g. 07-separation/results/coverage-clinc150-test.png),
-    with a --variant's name before the split (isotonic-clinc150-combined5-test.png), so that the figures of
-    several variants do not overwrite each other."""
+    BANKING77, <figure>-<dataset>-<split>.png otherwise, with a --variant's name before the split
+    (<figure>-<dataset>-<variant>-<split>.png), so that the figures of several variants do not overwrite each
+    other."""
     if args.png:
         return args.png
     dataset = "" if args.dataset == "banking77" else args.dataset
@@ -131,5 +131,5 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    from llama_http import exit_on_server_errors
-    sys.exit(exit_on_server_errors(main, also=(ImportError,)))
+    from saved_answers import exit_on_bad_input
+    sys.exit(exit_on_bad_input(main, also=(ImportError,)))

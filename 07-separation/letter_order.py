@@ -46,15 +46,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # puts the post folders on sys.path
 from banking77 import load_labels, load_split
 from batch import check_resumable, run_messages
-from confidence import letter_tokens
 from labels import LETTERS, Group, Intent, LabelSet
 from ece import ece
 from llama_http import Client, exit_on_server_errors
 from results_file import results_folder
 from separation import SingleClassError, auroc
-from typed_prompt import BuiltPrompt, build_prompt
+from prompt import Prompt, build_prompt
 from typed_request import TOP_LOGPROBS, probe, request_settings
-from results_record import ResultsLine, parse_lines, typed_line
+from results_record import ResultsLine, parse_lines
+from typed_lines import typed_line
 
 DEFAULT_LIMIT = 200
 DEFAULT_ORDERS = 4
@@ -103,20 +103,20 @@ def reordered(labels: LabelSet, k: int) -> LabelSet:
     return LabelSet(tuple(groups), labels.calibration_rows)
 
 
-def intent_probabilities(record: ResultsLine, built: BuiltPrompt) -> dict[str, float]:
+def intent_probabilities(record: ResultsLine, prompt: Prompt) -> dict[str, float]:
     """intent name -> P(group) x P(intent | group) for the intents of the group a results line chose.
 
-    record: a line of run.py's format, whose letters are those of `built`
+    record: a line of run.py's format, whose letters are those of `prompt`
     (the prompt it was asked with); group_distribution and
     intent_distribution map letters to probabilities. The letters are looked
-    up in built.codes, so the keys are intent names, the same in every order.
+    up in prompt.codes, so the keys are intent names, the same in every order.
     A line without a code gives {}.
     """
     if record.status != "ok" or not record.group_distribution:
         return {}
     group = record.group_letter
     p_group = record.group_distribution[group]
-    return {built.codes[f"{group}-{letter}"].intent: p_group * p
+    return {prompt.codes[f"{group}-{letter}"].intent: p_group * p
             for letter, p in record.intent_distribution.items()}
 
 
@@ -165,19 +165,18 @@ def scores(confidences: list[float], corrects: list[bool]) -> tuple[float, float
     return sum(corrects) / len(corrects), ece(confidences, corrects), area
 
 
-def ask_in_order(client: Client, built: BuiltPrompt, messages, out: Path, model: str, what: str) -> list[ResultsLine]:
-    """run.py's line for every message, asked with `built`, in the results file `out` (resumed when it exists).
+def ask_in_order(client: Client, prompt: Prompt, messages, out: Path, model: str, what: str) -> list[ResultsLine]:
+    """run.py's line for every message, asked with `prompt`, in the results file `out` (resumed when it exists).
 
     Raises ValueError when `out` holds lines of another model or asked with
     another prompt: they would mix two runs or two orders.
     """
-    check_resumable(out, model=model, prompt_sha256=built.sha256)
-    probe(client, built)
-    tokens = letter_tokens(client)
-    settings = request_settings(built, True, TOP_LOGPROBS)
+    check_resumable(out, model=model, prompt_sha256=prompt.sha256)
+    probe(client, prompt)
+    settings = request_settings(prompt, True, TOP_LOGPROBS)
 
     return parse_lines(run_messages(
-        messages, out, lambda message: typed_line(client, built, tokens, message, model, settings, TOP_LOGPROBS), what),
+        messages, out, lambda message: typed_line(client, prompt, message, model, settings, TOP_LOGPROBS), what),
         str(out))
 
 
@@ -211,11 +210,11 @@ def main() -> int:
     folder = args.results_dir
     prompts, answers = [], []
     for k in range(args.permutations):
-        built = build_prompt(reordered(labels, k))
+        prompt = build_prompt(reordered(labels, k))
         out = folder / f"letter-order-banking77-calib-order{k}.jsonl"
-        by_id = {r.id: r for r in ask_in_order(client, built, messages, out, info["model"],
+        by_id = {r.id: r for r in ask_in_order(client, prompt, messages, out, info["model"],
                                                   f"order {k}, {order_name(k)}")}
-        prompts.append(built)
+        prompts.append(prompt)
         answers.append([by_id[m.id] for m in messages])  # the messages' order, whatever the file's
 
     n = len(messages)
@@ -238,7 +237,7 @@ def main() -> int:
         print(f"of the {len(pairs)} changed answers, {other_group} moved to another group and "
               f"{len(pairs) - other_group} to another intent of the same group")
 
-    by_intent = [[intent_probabilities(records[i], built) for records, built in zip(answers, prompts)] for i in range(n)]
+    by_intent = [[intent_probabilities(records[i], prompt) for records, prompt in zip(answers, prompts)] for i in range(n)]
     mean_answers = [debiased(per_order) for per_order in by_intent]
     before = scores([r.confidence for r in answers[0]], [r.correct for r in answers[0]])
     after = scores([c for _, c in mean_answers], [a == g for (a, _), g in zip(mean_answers, gold)])

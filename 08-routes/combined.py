@@ -4,10 +4,10 @@
     python3 08-routes/combined.py --dataset clinc150    # CLINC150, its out-of-scope code with a term of its own
     python3 08-routes/routes.py --variant combined5    # post 08's routes on the combined decisions
 
-A shortlist run of post 03 (run.py --shortlist K) asks the model to choose
-among the K intents that the TF-IDF retriever of post 01's baseline ranks
-first, with the same cached system prompt and a grammar that allows only
-those K codes. Each line then holds two opinions about the same K codes:
+A shortlist run (08-routes/shortlist.py --shortlist K) asks the model to
+choose among the K intents that the TF-IDF retriever of post 01's baseline
+ranks first, with the same cached system prompt and a grammar that allows
+only those K codes. Each line then holds two opinions about the same K codes:
 
 - model(c): P(group of c) x P(intent of c | group of c), the series'
   confidence of code c. The model wrote one group letter and was asked for
@@ -63,9 +63,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # puts the post folders on sys.path
 from labels import split_code
+from prompt import load_prompt
 from registry import DATASETS
 from results_file import relative, replace_lines
-from results_record import ResultsLine
+from results_record import ResultsLine, is_number
+from shortlist import line_shortlist, variant as shortlist_variant
 from saved_answers import add_dataset_argument, describe, own_results_path, read_split
 
 FLOOR = 1e-6
@@ -117,6 +119,17 @@ class Weights:
         return (self.model, self.retriever) + (self.out_of_scope or ())
 
     @classmethod
+    def of_line(cls, line: ResultsLine) -> "Weights | None":
+        """The weights a line of combined.py's files was combined with (its combined_weights), None for a line
+        without them. Raises ValueError naming the line when they are not 2 or 5 numbers."""
+        values = line.extra.get("combined_weights")
+        if values is None:
+            return None
+        if not (isinstance(values, list) and all(is_number(v) for v in values)):
+            raise ValueError(f"line {line.id!r}: field 'combined_weights' is {values!r}: not a list of 2 or 5 numbers")
+        return cls.from_values(tuple(values))
+
+    @classmethod
     def from_values(cls, values: tuple[float, ...]) -> "Weights":
         """The inverse of values(). Raises ValueError unless there are 2 or 5 numbers."""
         if len(values) not in (2, 5):
@@ -145,9 +158,7 @@ def candidates_of(record: ResultsLine, out_of_scope: frozenset[str] = frozenset(
     gets model(c) = 1/K for every candidate, so the retriever decides.
     Raises ValueError on a line without a shortlist or with a negative score.
     """
-    shortlist = record.shortlist
-    if not shortlist:
-        raise ValueError(f"line {record.id!r} has no shortlist: write it with 03's run.py --shortlist K")
+    shortlist = line_shortlist(record)
     if any(score < 0 for _, score in shortlist):
         raise ValueError(f"line {record.id!r} has a negative retriever score")
     best_score = max((score for code, score in shortlist if code not in out_of_scope), default=0.0)
@@ -300,14 +311,16 @@ def combined_record(record: ResultsLine, weights: Weights, intent_of: dict[str, 
                     out_of_scope: frozenset[str] = frozenset()) -> ResultsLine:
     """A results line of post 03's fields whose decision and confidence are the combined ones.
 
-    The model's own answer moves to model_code / model_confidence; the
+    The model's own answer moves to the extra fields model_code and
+    model_confidence, next to the weights (combined_weights); the
     combined distribution is written as group_distribution (mass per group)
     and intent_distribution (within the chosen group), so that
     confidence = p_group x p_intent_given_group as everywhere in the series.
     intent_of: code -> intent name (prompt.codes of the dataset). A line
-    without a shortlist or without a code (status not ok) is returned as it is.
+    without a code (status not ok) is returned as it is; one without a
+    shortlist raises ValueError (line_shortlist).
     """
-    if not record.shortlist or record.status != "ok":
+    if record.status != "ok":
         return record
     probabilities = combine(candidates_of(record, out_of_scope), weights)
     code = max(probabilities, key=lambda c: (probabilities[c], c == record.code))
@@ -324,8 +337,8 @@ def combined_record(record: ResultsLine, weights: Weights, intent_of: dict[str, 
         correct=code == record.gold_code, right_group=group == record.gold_group_letter,  # False without gold
         confidence=probabilities[code], p_group=groups[group], p_intent_given_group=intents[letter],
         group_distribution=groups, intent_distribution=intents,
-        model_code=record.code, model_confidence=record.confidence,
-        combined_weights=weights.values())
+        extra={**record.extra, "model_code": record.code, "model_confidence": record.confidence,
+               "combined_weights": list(weights.values())})
 
 
 def accuracy(records: list[ResultsLine]) -> str:
@@ -335,13 +348,13 @@ def accuracy(records: list[ResultsLine]) -> str:
 
 def as_retriever_first(record: ResultsLine) -> ResultsLine:
     """The line as if the retriever's first code were the answer (for the comparison only)."""
-    code = record.shortlist[0][0]
+    code = line_shortlist(record)[0][0]
     return replace(record, code=code, correct=code == record.gold_code)
 
 
 def as_on_shortlist(record: ResultsLine) -> ResultsLine:
     """The line counted right when the right code is anywhere on the shortlist (the best any choice can do)."""
-    return replace(record, correct=any(code == record.gold_code for code, _ in record.shortlist))
+    return replace(record, correct=any(code == record.gold_code for code, _ in line_shortlist(record)))
 
 
 def print_comparison(rows: list[tuple[str, list[ResultsLine], list[ResultsLine]]], out_of_scope: frozenset[str]) -> None:
@@ -365,11 +378,11 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_dataset_argument(parser)
     parser.add_argument("--shortlist", type=int, default=5, metavar="K",
-                        help="the shortlist run to combine: run.py --shortlist K (default: 5)")
+                        help="the shortlist run to combine: shortlist.py --shortlist K (default: 5)")
     args = parser.parse_args()
     if args.shortlist < 1:
         parser.error("--shortlist must be 1 or more")
-    variant = f"shortlist{args.shortlist}"
+    variant = shortlist_variant(args.shortlist)
     calib = read_split("calib", None, args.dataset, variant)
     test = read_split("test", None, args.dataset, variant)
     print(f"fit on    {describe(calib.path, calib.records, len(calib.errors))}")
@@ -379,7 +392,7 @@ def main() -> int:
     weights = fit_weights([(candidates_of(r, out_of_scope), r.gold_code) for r in calib.records if r.status == "ok"])
     print(f"\nweights fitted on the {weights.fitted_on} calib answers whose right code is on the shortlist: "
           f"P(code) proportional to {weights.describe()}\n")
-    intent_of = {code: meaning.intent for code, meaning in dataset.load_prompt().codes.items()}
+    intent_of = {code: meaning.intent for code, meaning in load_prompt(dataset.name).codes.items()}
     combined = {split: [combined_record(r, weights, intent_of, out_of_scope) for r in loaded.records]
                 for split, loaded in (("calib", calib), ("test", test))}
     rows = [("retriever alone (its first code)", [as_retriever_first(r) for r in calib.records],
@@ -405,5 +418,5 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    from llama_http import exit_on_server_errors
-    sys.exit(exit_on_server_errors(main))
+    from saved_answers import exit_on_bad_input
+    sys.exit(exit_on_bad_input(main))

@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # puts the post folders on sys.path
 from ask_sets import ConformalFit, Groups, alpha_value, fit_conformal, label_groups, prediction_set, set_route
 from combined import Weights, combined_record
-from confidence import TypedAnswer, answer_fields, letter_tokens, read_answer
+from confidence import TypedAnswer, read_answer
 from customer_messages import ROUTED
 from decision import CodeReply, ask_code
 from guarantee import confidence_percent
@@ -43,7 +43,9 @@ from registry import DATASETS
 from routes import Calibrator, Thresholds, add_threshold_arguments, route_of, thresholds_from, top_two
 from results_record import ResultsLine
 from saved_answers import add_calib_arguments
-from typed_prompt import BuiltPrompt, shortlist_of, shortlisted
+from prompt import Prompt, load_prompt
+from shortlist import shortlist_of, shortlisted
+from typed_lines import answer_fields
 from typed_request import TOP_LOGPROBS, probe
 
 
@@ -80,11 +82,11 @@ def clarifying_question(first: Intent, *others: Intent) -> str:
     return f"Just to be sure: is your message about {', about '.join(named[:-1])}, or about {named[-1]}?"
 
 
-def hand_over_text(record: ResultsLine, built: BuiltPrompt, calibrated: float, out_of_scope: frozenset[str]) -> str:
+def hand_over_text(record: ResultsLine, prompt: Prompt, calibrated: float, out_of_scope: frozenset[str]) -> str:
     """One line for the person who takes the message over: why it came to them, and the model's best guess."""
     if record.status != "ok":
         return f"Handed over to a person: the model gave no code ({record.status})."
-    words = plain_words(built.intents[record.code])
+    words = plain_words(prompt.intents[record.code])
     if record.code in out_of_scope:
         return f"Handed over to a person: the model says the message is out of scope ({record.code} {words})."
     return (f"Handed over to a person: the model's best guess is {words}, code {record.code}, "
@@ -99,10 +101,11 @@ def live_line(message: str, reply: CodeReply, answer: TypedAnswer | None, model:
         id="live", text=message, gold_intent=None, gold_code=None, status=reply.status, code=reply.code,
         intent=answer.intent if answer else None, correct=False, right_group=False, retried=reply.retried,
         content=reply.content, error=reply.error, wall_ms=reply.wall_ms, timings=reply.timings, model=model,
-        build=None, settings={}, shortlist=shortlist, **answer_fields(answer))
+        build=None, settings={}, **answer_fields(answer),
+        extra={} if shortlist is None else {"shortlist": [[code, score] for code, score in shortlist]})
 
 
-def print_route(message: str, record: ResultsLine, built: BuiltPrompt, calibrate: Calibrator, thresholds: Thresholds,
+def print_route(message: str, record: ResultsLine, prompt: Prompt, calibrate: Calibrator, thresholds: Thresholds,
                 conformal: tuple[ConformalFit, Groups] | None = None) -> str:
     """Print intent and code, raw and calibrated confidence, the route and its text; return the route.
 
@@ -121,16 +124,16 @@ def print_route(message: str, record: ResultsLine, built: BuiltPrompt, calibrate
     if route == "act":
         print(f"action: handle the message as {record.intent}")
     elif route == "ask":
-        named = [built.intents[code] for code in top_two(record)]
+        named = [prompt.intents[code] for code in top_two(record)]
         print(f"question: {clarifying_question(*named)}")
     else:
-        print(f"hand-over text: {hand_over_text(record, built, calibrated, thresholds.out_of_scope)}")
+        print(f"hand-over text: {hand_over_text(record, prompt, calibrated, thresholds.out_of_scope)}")
     if conformal is not None:
-        print_ask_set(record, built, *conformal, thresholds.out_of_scope)
+        print_ask_set(record, prompt, *conformal, thresholds.out_of_scope)
     return route
 
 
-def print_ask_set(record: ResultsLine, built: BuiltPrompt, fit: ConformalFit, groups: Groups,
+def print_ask_set(record: ResultsLine, prompt: Prompt, fit: ConformalFit, groups: Groups,
                   out_of_scope: frozenset[str]) -> None:
     """The conformal ask set of one answer: its codes (up to three named), and what the set route does."""
     codes = prediction_set(record, fit, groups)
@@ -139,9 +142,9 @@ def print_ask_set(record: ResultsLine, built: BuiltPrompt, fit: ConformalFit, gr
           f"{len(codes)} code{'s' * (len(codes) != 1)}" + (f": {shown}" if codes else ""))
     route = set_route(codes, out_of_scope)
     if route == "act":
-        print(f"set route: act (one candidate: {built.intents[codes[0]].name})")
+        print(f"set route: act (one candidate: {prompt.intents[codes[0]].name})")
     elif route == "ask":
-        print(f"set route: ask: {clarifying_question(*(built.intents[code] for code in codes))}")
+        print(f"set route: ask: {clarifying_question(*(prompt.intents[code] for code in codes))}")
     else:
         print("set route: hand over (" + ("no code is likely enough" if not codes else
                                            "out of scope" if len(codes) == 1 else "too many to ask about") + ")")
@@ -183,10 +186,9 @@ def main() -> int:
     calib_models = sorted({r.model for r in calib.records})
     client = Client()
     info = client.model_info()
-    built = DATASETS[args.dataset].load_prompt()
-    probe(client, built)
-    conformal = None if args.alpha is None else (fit_conformal(calib.records, args.alpha), label_groups(built.intents))
-    tokens = letter_tokens(client)
+    prompt = load_prompt(args.dataset)
+    probe(client, prompt)
+    conformal = None if args.alpha is None else (fit_conformal(calib.records, args.alpha), label_groups(prompt.intents))
     print(f"server: {client.url}  model: {info['model']}  build: {info['build']}")
     left_out = f"; {len(calib.errors)} failed requests in it left out" if calib.errors else ""
     print(f"thresholds fitted on {calib.path.name} (model {', '.join(calib_models)}{left_out}): "
@@ -194,40 +196,39 @@ def main() -> int:
     if calib_models != [info["model"]]:
         print(f"note: the server runs {info['model']}, but the calibration and thresholds come from another model's "
               "answers: they do not carry over, so take the route as a demonstration only")
-    decide = shortlist_decision(args, built, calib.records, client, tokens, info["model"]) if args.shortlist else None
+    decide = shortlist_decision(args, prompt, calib.records, client, info["model"]) if args.shortlist else None
     for message in args.messages or ROUTED:
         print()
         if decide is None:
-            reply, answer = read_answer(ask_code(client, built, message, top_logprobs=TOP_LOGPROBS), built, tokens)
+            reply, answer = read_answer(ask_code(client, prompt, message, top_logprobs=TOP_LOGPROBS), prompt)
             record = live_line(message, reply, answer, info["model"])
         else:
             record = decide(message)
-        print_route(message, record, built, calibrate, thresholds, conformal)
+        print_route(message, record, prompt, calibrate, thresholds, conformal)
     return 0
 
 
-def shortlist_decision(args, built: BuiltPrompt, calib: list[ResultsLine], client: Client, tokens,
+def shortlist_decision(args, prompt: Prompt, calib: list[ResultsLine], client: Client,
                        model: str) -> Callable[[str], ResultsLine]:
     """message -> the record of its combined decision (combined.py): the model asked among the retriever's
     top --shortlist codes, weighed with the retriever by the weights stored in the combined calib file.
 
     Prints the weights. Raises ValueError when the calib file carries no weights (not a combined file).
     """
-    weights = {r.combined_weights for r in calib if r.combined_weights is not None}
+    weights = {Weights.of_line(r) for r in calib} - {None}
     if len(weights) != 1:
         raise ValueError("the calibration file of --shortlist is not one combined.py wrote: run 08-routes/combined.py")
-    (values,) = weights
-    fitted = Weights.from_values(values)
+    (fitted,) = weights
     print(f"combined decision: shortlist of {args.shortlist}, P(code) proportional to {fitted.describe()}")
     dataset = DATASETS[args.dataset]
     out_of_scope = dataset.out_of_scope_codes()
     retriever = dataset.fit_retriever()
-    intent_of = {code: meaning.intent for code, meaning in built.codes.items()}
+    intent_of = {code: meaning.intent for code, meaning in prompt.codes.items()}
 
     def decide(message: str) -> ResultsLine:
-        shortlist = shortlist_of(retriever.rank(message), built, args.shortlist, out_of_scope)
-        narrowed = shortlisted(built, [code for code, _ in shortlist])
-        reply, answer = read_answer(ask_code(client, narrowed, message, top_logprobs=TOP_LOGPROBS), narrowed, tokens)
+        shortlist = shortlist_of(retriever.rank(message), prompt, args.shortlist, out_of_scope)
+        narrowed = shortlisted(prompt, [code for code, _ in shortlist])
+        reply, answer = read_answer(ask_code(client, narrowed, message, top_logprobs=TOP_LOGPROBS), narrowed)
         return combined_record(live_line(message, reply, answer, model, tuple(shortlist)), fitted, intent_of,
                                out_of_scope)
     return decide

@@ -29,10 +29,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # puts the post folders on sys.path
-from banking77 import LABELS_FILE, load_labels
+from banking77 import LABELS_FILE, fit_messages, load_labels
 from labels import LabelSet
 from llama_http import exit_on_server_errors
-from neighbours import K, Retriever, fit_banking77
+from neighbours import K, Retriever
 
 TOP = 3  # confusions shown per intent
 ACROSS = 10  # confusions across groups shown
@@ -193,7 +193,7 @@ def main() -> int:
     labels = read_labels(args.labels)
     other = read_labels(args.compare) if args.compare else None
     start = time.perf_counter()
-    retriever = fit_banking77(labels)
+    retriever = Retriever.fit(fit_messages(labels))
     confused, alone = confusions(retriever)
     seconds = time.perf_counter() - start
     n = len(retriever.texts)

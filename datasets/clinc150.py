@@ -37,8 +37,6 @@ N_INTENTS = 151  # 150 in-scope intents and "oos"
 LABELS_FILE = Path(__file__).with_name("clinc150.json")
 CALIB_SPLIT = "val"          # in-scope calibration rows are rows of this split...
 CALIB_OOS_SPLIT = "oos_val"  # ...and every row of this one is added
-# Sizes of the lists of data_full.json (its sha256 is pinned above) that the evaluation splits use.
-SIZES = {"test": 4500, "oos_test": 1000, CALIB_OOS_SPLIT: 100}
 
 
 def load_rows(split: str) -> list[Message]:
@@ -110,19 +108,6 @@ def check_labels(labels: LabelSet) -> None:
         raise ValueError(f"calibration rows are uneven across intents: {uneven}.")
 
 
-def split_size(name: str, labels: LabelSet | None = None) -> int:
-    """How many messages load_split(name) gives, without reading data_full.json.
-
-    ``test``: 5,500; ``calib``: the calibration rows of the label file plus
-    the 100 ``oos_val`` messages (850). Raises ValueError for another name.
-    """
-    if name == "test":
-        return SIZES["test"] + SIZES["oos_test"]
-    if name == "calib":
-        return len((labels or load_labels()).calibration_rows) + SIZES[CALIB_OOS_SPLIT]
-    raise ValueError(f"split must be 'calib' or 'test', not {name!r}.")
-
-
 def load_split(name: str, labels: LabelSet | None = None) -> list[Message]:
     """Messages of one evaluation split, in-scope first, then out-of-scope.
 
@@ -139,3 +124,22 @@ def load_split(name: str, labels: LabelSet | None = None) -> list[Message]:
     labels = labels or load_labels()
     val = load_rows(CALIB_SPLIT)
     return [val[row] for row in labels.calibration_rows] + load_rows(CALIB_OOS_SPLIT)
+
+
+def fit_messages() -> list[Message]:
+    """The messages a retriever is fitted on: ``train`` (15,000) then ``oos_train`` (100).
+
+    Nothing is left out: the calibration split comes from ``val`` and ``oos_val``.
+    """
+    return load_rows("train") + load_rows("oos_train")
+
+
+# Post 02's prompt.py builds CLINC150's prompt with these instead of its BANKING77 defaults.
+PROMPT_INSTRUCTIONS = """\
+You sort the requests that people say or type to a virtual assistant. Each request gets \
+exactly one intent from the list below; a request that fits none of them gets K-A (out of \
+scope). Answer with the code of that intent and nothing else: the group letter, a hyphen \
+and the intent letter, for example C-F."""
+# 151 intents with 3 examples give a system prompt of 7,018 tokens (2: 5,627;
+# measured in datasets/README.md), which leaves room in a 10,240-token context.
+PROMPT_EXAMPLES = 3

@@ -37,10 +37,10 @@ The definitions, exactly:
   recall_at); top-1 recall is the accuracy. An intent at 0 is never counted
   as found, wherever the tie rule puts it.
 
-Which messages to fit on matters: fit_banking77 leaves out the calibration rows
-of the label file (later posts fit thresholds on them, so their figures must not
-come from a retriever that has seen them); fit_clinc150 fits on ``train`` and
-``oos_train`` (its calibration split comes from ``val`` and ``oos_val``).
+Which messages to fit on matters: each dataset's fit_messages() leaves out
+the calibration split (later posts fit thresholds on it, so their figures
+must not come from a retriever that has seen it); registry.Dataset.fit_retriever()
+fits on them.
 
 Ranking uses an inverted index (feature -> the fitted messages that hold it,
 with their weights), so a query only touches the messages that share a
@@ -58,9 +58,6 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Iterable, Protocol
 
-import banking77
-import clinc150
-from labels import LabelSet, Message
 
 TOKEN_PATTERN = r"[a-z0-9']+"
 K = 10  # neighbours that vote
@@ -263,37 +260,3 @@ def recall_at(positions: list[int | None], cutoff: int) -> float:
     if cutoff < 1:
         raise ValueError(f"cutoff must be 1 or more, not {cutoff}.")
     return sum(p is not None and p <= cutoff for p in positions) / len(positions)
-
-
-def banking77_fit_messages(labels: LabelSet | None = None,
-                           all_train: bool = False) -> list[Message]:
-    """The BANKING77 messages to fit on: train.csv minus the label file's calibration rows.
-
-    10,003 - 770 = 9,233 messages in file order, for ``labels`` (default
-    banking77.load_labels()). ``all_train=True`` keeps all 10,003, for
-    comparison with figures measured that way; then calibration figures are
-    leaked (every calibration message is its own nearest neighbour).
-    """
-    train = banking77.load_rows("train")
-    if all_train:
-        return train
-    held_out = set((labels or banking77.load_labels()).calibration_rows)
-    return [message for row, message in enumerate(train) if row not in held_out]
-
-
-def clinc150_fit_messages() -> list[Message]:
-    """The CLINC150 messages to fit on: ``train`` (15,000) then ``oos_train`` (100).
-
-    Nothing is left out: the calibration split comes from ``val`` and ``oos_val``.
-    """
-    return clinc150.load_rows("train") + clinc150.load_rows("oos_train")
-
-
-def fit_banking77(labels: LabelSet | None = None, all_train: bool = False) -> Retriever:
-    """Retriever.fit(banking77_fit_messages(labels, all_train))."""
-    return Retriever.fit(banking77_fit_messages(labels, all_train))
-
-
-def fit_clinc150() -> Retriever:
-    """Retriever.fit(clinc150_fit_messages()): 151 intents, ``oos`` among them."""
-    return Retriever.fit(clinc150_fit_messages())

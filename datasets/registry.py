@@ -1,68 +1,146 @@
-"""The datasets of the series, each described once: what every script needs to know about it.
+"""The datasets of the series, found by their label files: what every script needs to know about one.
 
     from registry import DATASETS
-    dataset = DATASETS["clinc150"]
-    dataset.load_split("calib"), dataset.load_prompt(), dataset.out_of_scope_codes()
+    dataset = DATASETS["banking77"]
+    dataset.load_split("calib"), dataset.split_size("test"), dataset.saved_prompt().system
 
-A script that takes --dataset looks the name up here, and only here: its
-splits and their sizes, its label file, its prompt and grammar, the codes
-that mean "none of the intents fits", the training messages a retriever is
-fitted on, and the names of its results files. Adding a dataset means one
-module next to banking77.py, a label file, and one entry below.
+A dataset is a loader module in this folder and its label file beside it
+(banking77.py and banking77.json): every such pair is one, so adding a
+dataset takes those two files and nothing here. A script that takes
+--dataset lists DATASETS. Nothing is imported until it is needed: a script
+that only reads results files learns a split's size from the label file's
+header ("splits") without loading the data or the loader.
+
+What a loader module provides: load_split(split) -> list[Message] for
+"calib" and "test", load_labels() -> LabelSet, fit_messages() -> the
+training messages a retriever may see (never the calibration split), and
+optionally PROMPT_INSTRUCTIONS and PROMPT_EXAMPLES for post 02's prompt.
+The label file's header names the dataset ("dataset"), the size of each
+split ("splits"), the intents that mean "none of these fits"
+("out_of_scope_intents", optional) and, for a dataset that enters the series
+after post 00, the post that introduces it ("post"; post_tags.py leaves the
+dataset's files out of the tags before it).
 """
 from __future__ import annotations
 
+import hashlib
+import importlib
+import json
 from dataclasses import dataclass
-from typing import Callable
+from functools import cache
+from pathlib import Path
 
-import banking77
-import clinc150
-import neighbours
-from labels import LabelSet, Message
-from typed_prompt import BuiltPrompt, load_clinc150_prompt, load_prompt
-
+HERE = Path(__file__).resolve().parent
 SPLITS = ("calib", "test")
 
 
 @dataclass(frozen=True)
-class Dataset:
-    """One dataset of the series.
+class SavedPrompt:
+    """The system prompt and GBNF grammar that post 02's prompt.py builds for a dataset, saved beside its
+    label file (<name>.prompt.txt, <name>.gbnf) so that the setup's warm-up and post 01 send exactly what
+    the later posts send. system, grammar: the texts (str)."""
 
-    name: as on the command line and in file names ("banking77").
-    load_split(split): the messages of "calib" or "test", in split order.
-    split_size(split): how many messages load_split gives, without the data files.
-    load_labels(): its label set (codes, groups, descriptions, examples, calibration rows).
-    load_prompt(**options): its system prompt, grammar and code table (typed_prompt.build_prompt).
-    out_of_scope_intents: intent names that mean "none of the intents fits" (CLINC150: oos).
-    fit_retriever(): post 01's TF-IDF retriever fitted on its training messages (not the calibration split).
-    """
+    system: str
+    grammar: str
+
+    @property
+    def sha256(self) -> str:
+        """Hex sha256 of the system prompt (UTF-8): names the prompt a results file or a saved slot was made with."""
+        return hashlib.sha256(self.system.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """One dataset of the series: name is its loader module's and its label file's name ("banking77")."""
 
     name: str
-    load_split: Callable[[str], list[Message]]
-    split_size: Callable[[str], int]
-    load_labels: Callable[[], LabelSet]
-    load_prompt: Callable[..., BuiltPrompt]
-    out_of_scope_intents: frozenset[str]
-    fit_retriever: Callable[[], neighbours.Retriever]
+
+    @property
+    def label_file(self) -> Path:
+        return HERE / f"{self.name}.json"
+
+    @property
+    def header(self) -> dict:
+        """The label file's top-level fields other than its groups and calibration rows."""
+        return _header(self.label_file)
+
+    def loader(self):
+        """The dataset's loader module (imported on first use)."""
+        return importlib.import_module(self.name)
+
+    def load_split(self, split: str) -> list:
+        """The messages of "calib" or "test" (labels.Message), in split order; ValueError for another split."""
+        return self.loader().load_split(_split(split))
+
+    def split_size(self, split: str) -> int:
+        """How many messages load_split(split) gives, from the label file's header: no data file is read."""
+        return self.header["splits"][_split(split)]
+
+    def load_labels(self):
+        """The dataset's label set (labels.LabelSet: codes, groups, descriptions, examples, calibration rows)."""
+        return self.loader().load_labels()
+
+    def fit_messages(self) -> list:
+        """The training messages a retriever is fitted on (never the calibration split)."""
+        return self.loader().fit_messages()
+
+    def fit_retriever(self):
+        """Post 01's TF-IDF retriever (neighbours.Retriever) fitted on fit_messages()."""
+        from neighbours import Retriever
+        return Retriever.fit(self.fit_messages())
+
+    @property
+    def out_of_scope_intents(self) -> frozenset[str]:
+        """Intent names that mean "none of the intents fits" (none for most datasets)."""
+        return frozenset(self.header.get("out_of_scope_intents", ()))
 
     def out_of_scope_codes(self) -> frozenset[str]:
-        """The codes of out_of_scope_intents in the label file: {"K-A"} for CLINC150, none for BANKING77."""
+        """The codes of out_of_scope_intents in the label file (empty when the dataset has none)."""
+        if not self.out_of_scope_intents:
+            return frozenset()
         return frozenset(i.code for i in self.load_labels().intents if i.name in self.out_of_scope_intents)
 
+    @property
+    def post(self) -> int:
+        """The post of the series that introduces the dataset (0: there from the start)."""
+        return self.header.get("post", 0)
+
     def results_name(self, split: str, variant: str = "") -> str:
-        """The file name of a results file: "banking77-test.jsonl", or with a variant "banking77-shortlist5-test.jsonl"."""
-        return f"{self.name}-{variant + '-' if variant else ''}{split}.jsonl"
+        """The file name of a results file: "banking77-test.jsonl", or with a variant "banking77-<variant>-test.jsonl"."""
+        return f"{self.name}-{variant + '-' if variant else ''}{_split(split)}.jsonl"
+
+    def prompt_files(self) -> tuple[Path, Path]:
+        """Where the saved prompt lives: (<name>.prompt.txt, <name>.gbnf) beside the label file."""
+        return HERE / f"{self.name}.prompt.txt", HERE / f"{self.name}.gbnf"
+
+    def saved_prompt(self) -> SavedPrompt:
+        """The saved system prompt and grammar; FileNotFoundError naming the command that writes them."""
+        system, grammar = self.prompt_files()
+        try:
+            return SavedPrompt(system.read_text(encoding="utf-8"), grammar.read_text(encoding="utf-8"))
+        except FileNotFoundError as error:
+            raise FileNotFoundError(f"{error.filename} is missing; write it with: python3 "
+                                    f"02-forcing-a-valid-answer/prompt.py {self.name} --save") from None
 
 
-DATASETS: dict[str, Dataset] = {
-    dataset.name: dataset
-    for dataset in (
-        Dataset("banking77", banking77.load_split, banking77.split_size, banking77.load_labels, load_prompt,
-                frozenset(), neighbours.fit_banking77),
-        Dataset("clinc150", clinc150.load_split, clinc150.split_size, clinc150.load_labels, load_clinc150_prompt,
-                frozenset({clinc150.OUT_OF_SCOPE}), neighbours.fit_clinc150),
-    )
-}
+@cache
+def _header(path: Path) -> dict:
+    data = json.loads(path.read_text(encoding="utf-8"))
+    return {key: value for key, value in data.items() if key not in ("groups", "calibration")}
+
+
+def _split(split: str) -> str:
+    if split not in SPLITS:
+        raise ValueError(f"split must be one of {', '.join(SPLITS)}, not {split!r}")
+    return split
+
+
+def discover(folder: Path = HERE) -> dict[str, Dataset]:
+    """Every dataset in folder: a label file <name>.json beside a loader module <name>.py, by name."""
+    return {path.stem: Dataset(path.stem) for path in sorted(folder.glob("*.json")) if path.with_suffix(".py").exists()}
+
+
+DATASETS: dict[str, Dataset] = discover()
 
 
 def dataset_named(name: str) -> Dataset:

@@ -115,13 +115,13 @@ def client():
 
 
 @pytest.fixture(scope="session")
-def built():
-    from typed_prompt import load_prompt
+def prompt():
+    from prompt import load_prompt
     return load_prompt()
 
 
 @pytest.fixture(scope="session")
 def letter_ids(client):
-    from confidence import letter_tokens
+    from tokens import letter_tokens
     return letter_tokens(client)
 

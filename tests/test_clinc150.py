@@ -17,7 +17,8 @@ from datafiles import DATA_ENV, DatasetUnavailable
 from grammar_codes import grammar_codes
 from labels import spread
 from make_banking77 import normalise
-from typed_prompt import CLINC150_EXAMPLES, build_prompt, load_clinc150_prompt
+import clinc150
+from prompt import build_prompt, load_prompt
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -34,8 +35,8 @@ def labels():
 
 
 @pytest.fixture(scope="module")
-def built():
-    return load_clinc150_prompt()
+def prompt():
+    return load_prompt("clinc150")
 
 
 @pytest.fixture
@@ -216,30 +217,50 @@ def test_make_clinc150_is_deterministic_and_matches_committed_file(tmp_path):
 
 # --- the prompt and grammar built from it ------------------------------------
 
-def test_grammar_allows_exactly_the_151_codes_including_k_a(built):
-    assert grammar_codes(built.grammar) == set(built.codes)
-    assert len(built.codes) == 151 and {"C-F", "K-A"} <= set(built.codes)
+def test_grammar_allows_exactly_the_151_codes_including_k_a(prompt):
+    assert grammar_codes(prompt.grammar) == set(prompt.codes)
+    assert len(prompt.codes) == 151 and {"C-F", "K-A"} <= set(prompt.codes)
     # A one-intent group is a one-letter class: llama.cpp's GBNF parser reads [A] like [ABC].
-    assert built.grammar.rstrip().endswith('| ("K-" [A])')
-    assert built.intent_letters["K"] == "A" and built.group_letters == "ABCDEFGHIJK"
+    assert prompt.grammar.rstrip().endswith('| ("K-" [A])')
+    assert prompt.intent_letters["K"] == "A" and prompt.group_letters == "ABCDEFGHIJK"
 
 
-def test_prompt_lists_every_code_and_tells_when_to_answer_k_a(built):
-    for code, (_, intent) in built.codes.items():
-        assert f"\n{code} {intent}:" in built.system
-    assert "\nGroup K: Out of scope\nK-A oos: The message fits none of the intents above\n" in built.system
-    assert "gets K-A" in built.system.split("\n")[0]
-    assert "bank" not in built.system.split("\n")[0]  # not BANKING77's instructions
+def test_prompt_lists_every_code_and_tells_when_to_answer_k_a(prompt):
+    for code, (_, intent) in prompt.codes.items():
+        assert f"\n{code} {intent}:" in prompt.system
+    assert "\nGroup K: Out of scope\nK-A oos: The message fits none of the intents above\n" in prompt.system
+    assert "gets K-A" in prompt.system.split("\n")[0]
+    assert "bank" not in prompt.system.split("\n")[0]  # not BANKING77's instructions
 
 
-def test_prompt_has_the_chosen_number_of_examples_and_fits_the_context(built):
-    assert built.system.count("\n  e.g. ") == 151
-    for intent in built.intents.values():
-        assert "  e.g. " + " | ".join(intent.examples[:CLINC150_EXAMPLES]) + "\n" in built.system
+def test_prompt_has_the_chosen_number_of_examples_and_fits_the_context(prompt):
+    assert prompt.system.count("\n  e.g. ") == 151
+    for intent in prompt.intents.values():
+        assert "  e.g. " + " | ".join(intent.examples[:clinc150.PROMPT_EXAMPLES]) + "\n" in prompt.system
     # Measured: 27,221 characters = 7,018 tokens (3.88 characters a token, datasets/README.md).
     # 31,000 characters is about 8,000 tokens, the budget in a 10,240-token context.
-    assert len(built.system) <= 31_000
+    assert len(prompt.system) <= 31_000
 
 
 def test_build_prompt_keeps_banking77_instructions_by_default(labels):
     assert build_prompt(labels, 0).system.startswith("You sort the messages that customers send to their bank.")
+
+
+def test_clinc150_fit_is_train_then_oos_train_and_no_calibration_message():
+    messages = clinc150.fit_messages()
+    assert len(messages) == 15_100
+    assert Counter(m.id.rsplit("-", 1)[0] for m in messages) == {"train": 15_000, "oos_train": 100}
+    assert {m.id for m in clinc150.load_split("calib")}.isdisjoint(m.id for m in messages)
+
+
+def test_baseline_refuses_all_train_for_clinc150(run_script):
+    result = run_script("01-why-typed-decisions/baseline.py", "--dataset", "clinc150", "--all-train")
+    assert result.returncode == 2 and "--all-train is for BANKING77" in result.stderr
+
+
+def test_the_registry_finds_clinc150_from_post_07_with_its_out_of_scope_code():
+    from registry import DATASETS
+    clinc = DATASETS["clinc150"]
+    assert clinc.post == 7 and clinc.out_of_scope_intents == {"oos"} and clinc.out_of_scope_codes() == {"K-A"}
+    assert (clinc.split_size("calib"), clinc.split_size("test")) == (850, 5500)
+    assert clinc.results_name("test", "shortlist5") == "clinc150-shortlist5-test.jsonl"

@@ -11,11 +11,13 @@ import saved_answers
 from result_lines import partial_line, result_line
 from combined import (FLOOR, Candidate, Weights, candidates_of, combine, combined_record, fit_weights,
                       log_likelihood_and_derivatives, newton_step)
+from results_record import ResultsLine
 from scipy.optimize import minimize
+from shortlist import line_shortlist
 
 
 def line(shortlist, code="A-B", groups=None, intents=None, gold="A-B"):
-    return partial_line(id="x", status="ok", shortlist=tuple(map(tuple, shortlist)), code=code, gold_code=gold,
+    return partial_line(id="x", status="ok", extra={"shortlist": [list(pair) for pair in shortlist]}, code=code, gold_code=gold,
                         group_distribution=groups or {"A": 0.8, "B": 0.2},
                         intent_distribution=intents or {"A": 0.25, "B": 0.75}, confidence=0.6, intent="two")
 
@@ -38,8 +40,30 @@ def test_a_failed_answer_leaves_the_decision_to_the_retriever():
 
 
 def test_a_line_without_shortlist_is_refused():
-    with pytest.raises(ValueError, match="--shortlist"):
+    with pytest.raises(ValueError, match="y: field 'shortlist' is None: not a list of \\[code, score\\] pairs"):
         candidates_of(partial_line(id="y", code="A-A"))
+
+
+@pytest.mark.parametrize("shortlist", [[], [["A-B"]], [["A-B", "high"]], [["AB", 1.0]], "A-B"])
+def test_a_bad_shortlist_is_refused(shortlist):
+    record = ResultsLine.from_json({**result_line(1, True), "shortlist": shortlist}, "z line 1")
+    with pytest.raises(ValueError, match="field 'shortlist' is .*: not a list of \\[code, score\\] pairs"):
+        line_shortlist(record)
+
+
+def test_a_shortlist_is_read_as_pairs_and_written_back_as_lists():
+    record = {**result_line(1, True), "shortlist": [["A-B", 2.5], ["A-C", 1]]}
+    line = ResultsLine.from_json(record, "z")
+    assert line_shortlist(line) == (("A-B", 2.5), ("A-C", 1))
+    assert line.to_json()["shortlist"] == [["A-B", 2.5], ["A-C", 1]]
+
+
+@pytest.mark.parametrize("value", [[1.0], [1.0, 2.0, 3.0], [1.0, "b"], "1, 2"])
+def test_weights_of_a_line_are_2_or_5_numbers(value):
+    record = ResultsLine.from_json({**result_line(1, True), "combined_weights": value}, "c line 1")
+    with pytest.raises(ValueError, match="2 or 5 numbers"):
+        Weights.of_line(record)
+    assert Weights.of_line(ResultsLine.from_json(result_line(1, True), "plain")) is None
 
 
 def test_combine_by_hand():
@@ -182,16 +206,15 @@ def test_the_fit_with_an_out_of_scope_term_is_the_maximum_scipy_finds_and_recove
 
 
 def test_a_combined_line_with_an_out_of_scope_term_stores_its_5_weights_and_loads():
-    from results_record import ResultsLine
     record = line([["A-B", 0.2], ["A-A", 0.1], ["K-A", 0.0]], gold="K-A",
                   groups={"A": 0.6, "K": 0.4}, intents={"A": 0.5, "B": 0.5})
     # little resemblance to any intent (best 0.2) and v < 0: out of scope wins,
     # K-A: exp(2 - 5 x 0.2) x 0.4 = 1.09 against A-B: 0.6 x 0.5 x 2/3 = 0.2 and A-A: 0.1
     weights = Weights(1.0, 1.0, (2.0, -5.0, 1.0))
     combined = combined_record(record, weights, {"A-A": "one", "A-B": "two", "K-A": "oos"}, frozenset({"K-A"}))
-    assert combined.code == "K-A" and combined.correct and combined.combined_weights == weights.values()
+    assert combined.code == "K-A" and combined.correct and combined.extra["combined_weights"] == list(weights.values())
     assert combined.confidence == pytest.approx(combined.p_group * combined.p_intent_given_group)
-    assert ResultsLine.from_json(combined.to_json(), "combined").combined_weights == weights.values()
+    assert Weights.of_line(ResultsLine.from_json(combined.to_json(), "combined")).values() == weights.values()
 
 
 def test_a_combined_line_keeps_post_03s_fields_with_the_combined_decision():
@@ -204,7 +227,8 @@ def test_a_combined_line_keeps_post_03s_fields_with_the_combined_decision():
     alone = combined_record(record, Weights(0, 1), {"A-A": "one", "A-B": "two"})
     assert alone.code == "A-A" and alone.intent == "one" and alone.correct
     assert alone.confidence == pytest.approx(alone.p_group * alone.p_intent_given_group)
-    assert alone.model_code == "A-B" and alone.model_confidence == 0.6
+    assert alone.extra["model_code"] == "A-B" and alone.extra["model_confidence"] == 0.6
+    assert list(alone.extra) == ["shortlist", "model_code", "model_confidence", "combined_weights"]
     assert sum(alone.group_distribution.values()) == pytest.approx(1.0)
 
 
@@ -232,22 +256,23 @@ def test_combined_py_fits_on_calib_writes_both_splits_and_later_posts_read_them(
     assert all(r.confidence == pytest.approx(r.p_group * r.p_intent_given_group) for r in test.records)
 
 
-def test_run_py_with_a_shortlist_lets_the_model_choose_only_among_the_retrievers_codes(client, tmp_path, run_script):
+def test_shortlist_py_lets_the_model_choose_only_among_the_retrievers_codes(client, tmp_path, run_script):
     out = tmp_path / "banking77-shortlist3-calib.jsonl"
-    result = run_script("03-where-confidence-comes-from/run.py", "--split", "calib", "--limit", "4", "--shortlist", "3",
+    result = run_script("08-routes/shortlist.py", "--split", "calib", "--limit", "4", "--shortlist", "3",
                         "--out", out, env={"LLAMA_URL": client.url})
     assert result.returncode == 0, result.stderr
     assert "banking77 calib, shortlist of 3: 4 messages" in result.stdout
-    loaded = saved_answers.read_split("calib", out)  # checked whole, shortlist included
+    loaded = saved_answers.read_split("calib", out)  # post 03's fields checked whole
     assert len(loaded.records) == 4
     for line in loaded.records:
-        assert len(line.shortlist) == 3 and line.code in {code for code, _ in line.shortlist}
-        scores = [score for _, score in line.shortlist]
+        shortlist = line_shortlist(line)
+        assert len(shortlist) == 3 and line.code in {code for code, _ in shortlist}
+        scores = [score for _, score in shortlist]
         assert scores == sorted(scores, reverse=True)
         # the confidence keeps its definition, renormalized over the letters this grammar allows
-        allowed_groups = {code[0] for code, _ in line.shortlist}
+        allowed_groups = {code[0] for code, _ in shortlist}
         assert set(line.group_distribution) == allowed_groups
-        assert set(line.intent_distribution) == {code[2] for code, _ in line.shortlist if code[0] == line.group_letter}
+        assert set(line.intent_distribution) == {code[2] for code, _ in shortlist if code[0] == line.group_letter}
 
 
 def test_route_py_with_a_shortlist_routes_the_combined_decision(client, tmp_path, run_script):
@@ -277,7 +302,6 @@ def test_route_py_refuses_a_calib_file_without_combined_weights(client, tmp_path
 def test_a_combined_line_stays_a_valid_results_line_when_its_sums_pass_1_by_an_ulp():
     # Five candidates in one group: the group's mass is a sum of five floats, which can come out as
     # 1.0000000000000002 (it did on BANKING77 test); the line must still load (probabilities in [0, 1]).
-    from results_record import ResultsLine
     rng = random.Random(11)
     overshoots = 0
     for _ in range(200):
@@ -311,7 +335,7 @@ def test_combined_py_on_the_committed_shortlist_runs_writes_the_committed_combin
     for split in ("calib", "test"):
         name = f"{dataset}-combined5-{split}.jsonl"
         written = [json.loads(line) for line in (tmp_path / name).read_text().splitlines()]
-        committed = [json.loads(line) for line in (saved_answers.REFERENCE / name).read_text().splitlines()]
+        committed = [json.loads(line) for line in saved_answers.reference_path(name).read_text().splitlines()]
         assert len(written) == len(committed)
         for mine, theirs in zip(written, committed):
             assert mine.keys() == theirs.keys()
@@ -346,3 +370,17 @@ def test_route_py_with_a_shortlist_on_clinc150_uses_the_out_of_scope_term(client
     assert len(codes) == 1 and len(routes) == 1
     if codes[0] == "K-A":
         assert routes[0] == "hand over" and "says the message is out of scope" in out
+
+
+@pytest.mark.parametrize("name", [f"{d}-{kind}5-{split}.jsonl" for d in ("banking77", "clinc150")
+                                  for kind in ("shortlist", "combined") for split in ("calib", "test")])
+def test_every_shortlist_and_combined_reference_line_loads_and_is_written_back_as_read(name):
+    # post 03's fields checked whole, the shortlist and the weights by post 08's readers, the text byte for byte
+    path = saved_answers.reference_path(name)
+    assert path.parent.parent.parent.name == "08-routes"
+    texts = path.read_text(encoding="utf-8").splitlines()
+    lines = [ResultsLine.from_json(json.loads(text), f"{name} line {n}") for n, text in enumerate(texts, 1)]
+    assert [json.dumps(line.to_json(), ensure_ascii=False) for line in lines] == texts
+    for line in lines:
+        line_shortlist(line)
+        assert (Weights.of_line(line) is None) == ("shortlist" in name)

@@ -1,4 +1,4 @@
-"""02's json_output.py: the schema check, the regex, the retry and the printout.
+"""03's json_output.py: the schema check, the regex, the retry and the printout.
 
 The checks of a reply are run on hand-made replies; the retry and the script
 run against the real test server (0.5B), where only the shape of what comes
@@ -12,7 +12,7 @@ from banking77 import load_labels
 from json_output import (BREAKS_THE_REGEX, RETRY_REQUEST, Exchange, ask_with_retry, cut_first_object, intent_schema,
                          json_prompt, judge, response_format, retry_messages, validate)
 from llama_http import Client, ServerUnreachable
-from typed_prompt import build_prompt
+from prompt import build_prompt
 
 NAMES = [intent.name for intent in load_labels().intents]
 VALID = '{"intent": "card_arrival", "confidence": 0.8}'
@@ -149,7 +149,7 @@ def test_a_reply_that_fails_goes_back_once_to_the_real_server_with_the_reason(cl
 
 
 def test_json_output_prints_every_way_next_to_the_code_and_both_confidences(client, run_script):
-    result = run_script("02-forcing-a-valid-answer/json_output.py", "--limit", "2", "--max-tokens", "60",
+    result = run_script("03-where-confidence-comes-from/json_output.py", "--limit", "2", "--max-tokens", "60",
                         env={"LLAMA_URL": client.url})
     assert result.returncode == 0, result.stderr
     out = result.stdout
@@ -167,7 +167,7 @@ def test_json_output_prints_every_way_next_to_the_code_and_both_confidences(clie
 
 
 def test_json_output_refuses_a_limit_below_one_in_one_line(run_script):
-    result = run_script("02-forcing-a-valid-answer/json_output.py", "--limit", "0")
+    result = run_script("03-where-confidence-comes-from/json_output.py", "--limit", "0")
     assert result.returncode == 2 and "--limit must be 1 or more" in result.stderr
 
 

@@ -11,7 +11,7 @@ from labels import Group, Intent, LabelSet
 from letter_order import (debiased, flip_rate, intent_probabilities, mean_by_intent, order_of, prefill, reordered,
                           scores)
 from result_lines import partial_line
-from typed_prompt import build_prompt, load_prompt
+from prompt import build_prompt, load_prompt
 
 
 def small_labels() -> LabelSet:
@@ -38,9 +38,9 @@ def test_reversing_hands_the_letters_out_again_in_the_new_order():
     assert [(g.letter, g.name) for g in labels.groups] == [("A", "MONEY"), ("B", "CARDS")]
     assert {i.name: i.code for i in labels.intents} == {"e": "A-A", "d": "A-B", "c": "B-A", "b": "B-B", "a": "B-C"}
     assert labels.calibration_rows == (1, 2)
-    built = build_prompt(labels)
-    assert built.grammar == 'root ::= ("A-" [A-B]) | ("B-" [A-C])\n'
-    assert "A-A e: about e" in built.system and "B-C a: about a" in built.system
+    prompt = build_prompt(labels)
+    assert prompt.grammar == 'root ::= ("A-" [A-B]) | ("B-" [A-C])\n'
+    assert "A-A e: about e" in prompt.system and "B-C a: about a" in prompt.system
 
 
 def test_order_0_is_exactly_the_series_prompt_and_every_order_keeps_the_intents_and_their_groups():

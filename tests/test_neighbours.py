@@ -15,12 +15,11 @@ import pytest
 from sklearn.feature_extraction.text import TfidfVectorizer
 
 import banking77
-import clinc150
 from banking77 import LABELS_FILE, load_labels
 from check_groups import by_chance, confusions, group_of, in_group, moved
 from labels import LETTERS, Message
-from neighbours import (TOKEN_PATTERN, Retriever, banking77_fit_messages, clinc150_fit_messages,
-                        features, fit_banking77, gold_positions, recall_at, tokens)
+from neighbours import TOKEN_PATTERN, Retriever, features, gold_positions, recall_at, tokens
+from registry import DATASETS
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -33,7 +32,7 @@ def fitted(*pairs: tuple[str, str]) -> Retriever:
 @pytest.fixture(scope="module")
 def banking():
     """The BANKING77 retriever of the posts: train.csv minus the calibration rows."""
-    return fit_banking77()
+    return DATASETS["banking77"].fit_retriever()
 
 
 # --- definitions on hand-made texts --------------------------------------------
@@ -184,18 +183,11 @@ def test_pruned_search_finds_the_same_neighbours_as_a_full_scan(banking):
 def test_fitted_banking77_retriever_leaves_out_every_calibration_row(banking):
     labels = load_labels()
     calib_ids = {m.id for m in banking77.load_split("calib", labels)}
-    fit_ids = [m.id for m in banking77_fit_messages(labels)]
+    fit_ids = [m.id for m in banking77.fit_messages(labels)]
     assert len(fit_ids) == len(banking.texts) == 10_003 - 770
     assert calib_ids.isdisjoint(fit_ids)
     assert set(fit_ids) | calib_ids == {m.id for m in banking77.load_rows("train")}
-    assert len(banking77_fit_messages(labels, all_train=True)) == 10_003
-
-
-def test_clinc150_fit_is_train_then_oos_train_and_no_calibration_message():
-    messages = clinc150_fit_messages()
-    assert len(messages) == 15_100
-    assert Counter(m.id.rsplit("-", 1)[0] for m in messages) == {"train": 15_000, "oos_train": 100}
-    assert {m.id for m in clinc150.load_split("calib")}.isdisjoint(m.id for m in messages)
+    assert len(banking77.fit_messages(labels, all_train=True)) == 10_003
 
 
 # --- leave-one-out and the group check ---------------------------------------------------
@@ -263,7 +255,7 @@ def test_check_groups_with_a_missing_compare_file_exits_2_with_one_line(tmp_path
     assert result.returncode == 2 and result.stderr.count("\n") == 1 and "bad.json is not a JSON label file" in result.stderr
 
 
-def test_baseline_refuses_all_train_for_clinc150_and_has_help(run_script):
-    result = run_script("01-why-typed-decisions/baseline.py", "--dataset", "clinc150", "--all-train")
-    assert result.returncode == 2 and "--all-train is for BANKING77" in result.stderr
+def test_baseline_has_help_and_refuses_a_dataset_it_does_not_know(run_script):
     assert run_script("01-why-typed-decisions/baseline.py", "--help").returncode == 0
+    result = run_script("01-why-typed-decisions/baseline.py", "--dataset", "snips")
+    assert result.returncode == 2 and "invalid choice: 'snips'" in result.stderr

@@ -7,7 +7,7 @@ from decision import is_too_long
 from label_list import find_label
 from llama_http import ServerError
 from grammar_codes import grammar_codes
-from typed_prompt import build_prompt, grammar_of, letter_class, load_prompt, shortlisted
+from prompt import build_prompt, grammar_of, letter_class, load_prompt
 
 # The facts of the series' posts 1-3: its eight groups (letter, name, intents)
 # and every code the posts name.
@@ -21,29 +21,29 @@ SERIES_CODES = {"A-A": "card_arrival", "A-B": "card_delivery_estimate", "A-I": "
 
 
 @pytest.fixture(scope="module")
-def built():
+def prompt():
     return load_prompt()
 
 
-def test_groups_are_the_series_groups(built):
+def test_groups_are_the_series_groups(prompt):
     assert [(g.letter, g.name, len(g.intents)) for g in load_labels().groups] == SERIES_GROUPS
-    assert built.group_names == {letter: name for letter, name, _ in SERIES_GROUPS}
+    assert prompt.group_names == {letter: name for letter, name, _ in SERIES_GROUPS}
 
 
-def test_every_code_the_posts_name_means_what_the_posts_say(built):
+def test_every_code_the_posts_name_means_what_the_posts_say(prompt):
     for code, intent in SERIES_CODES.items():
-        assert built.codes[code].intent == intent, code
-    assert built.codes["A-A"] == ("CARD_SETUP", "card_arrival")  # post 2: prompt.codes["A-A"]
-    assert built.by_intent["supported_cards_and_currencies"].group == "E"  # moved into TOP_UP
+        assert prompt.codes[code].intent == intent, code
+    assert prompt.codes["A-A"] == ("CARD_SETUP", "card_arrival")  # post 2: prompt.codes["A-A"]
+    assert prompt.by_intent["supported_cards_and_currencies"].group == "E"  # moved into TOP_UP
 
 
-def test_grammar_allows_exactly_the_codes_of_the_table(built):
-    assert grammar_codes(built.grammar) == set(built.codes)
-    assert len(built.codes) == 77
+def test_grammar_allows_exactly_the_codes_of_the_table(prompt):
+    assert grammar_codes(prompt.grammar) == set(prompt.codes)
+    assert len(prompt.codes) == 77
 
 
-def test_grammar_is_one_root_rule_with_a_letter_range_per_group_as_in_the_posts(built):
-    assert built.grammar == ('root ::= ("A-" [A-K]) | ("B-" [A-K]) | ("C-" [A-J]) | ("D-" [A-G]) | '
+def test_grammar_is_one_root_rule_with_a_letter_range_per_group_as_in_the_posts(prompt):
+    assert prompt.grammar == ('root ::= ("A-" [A-K]) | ("B-" [A-K]) | ("C-" [A-J]) | ("D-" [A-G]) | '
                              '("E-" [A-N]) | ("F-" [A-J]) | ("G-" [A-D]) | ("H-" [A-J])\n')
 
 
@@ -54,22 +54,22 @@ def test_letter_class_is_a_range_only_for_letters_without_gaps():
     assert grammar_codes(grammar_of({"A": "ABC", "B": "AC", "K": "A"})) == {"A-A", "A-B", "A-C", "B-A", "B-C", "K-A"}
 
 
-def test_every_code_appears_in_the_prompt_with_its_intent(built):
-    for code, (_, intent) in built.codes.items():
-        assert f"\n{code} {intent}:" in built.system
+def test_every_code_appears_in_the_prompt_with_its_intent(prompt):
+    for code, (_, intent) in prompt.codes.items():
+        assert f"\n{code} {intent}:" in prompt.system
 
 
-def test_codes_are_group_letter_hyphen_intent_letter(built):
-    for code, intent in built.intents.items():
+def test_codes_are_group_letter_hyphen_intent_letter(prompt):
+    for code, intent in prompt.intents.items():
         assert re.fullmatch(r"[A-H]-[A-Z]", code)
         assert code == f"{intent.group}-{intent.letter}"
-        assert intent.letter in built.intent_letters[intent.group]
+        assert intent.letter in prompt.intent_letters[intent.group]
 
 
-def test_prompt_holds_five_examples_per_intent_by_default(built):
-    assert built.system.count("\n  e.g. ") == 77
-    for intent in built.intents.values():
-        assert " | ".join(intent.examples[:5]) in built.system
+def test_prompt_holds_five_examples_per_intent_by_default(prompt):
+    assert prompt.system.count("\n  e.g. ") == 77
+    for intent in prompt.intents.values():
+        assert " | ".join(intent.examples[:5]) in prompt.system
 
 
 def test_prompt_without_examples_and_descriptions_is_shorter_and_keeps_the_codes():
@@ -109,27 +109,19 @@ def test_label_list_sorts_replies(reply, expected):
     assert find_label(reply, names) == expected
 
 
-def test_a_shortlisted_prompt_keeps_the_system_prompt_and_allows_only_its_codes(built):
-    short = shortlisted(built, ["E-N", "C-F", "E-I", "F-J"])
-    assert short.system == built.system and short.sha256 == built.sha256  # the server's cache still fits
-    assert grammar_codes(short.grammar) == {"C-F", "E-I", "E-N", "F-J"}
-    assert short.grammar == 'root ::= ("C-" [F]) | ("E-" [IN]) | ("F-" [J])\n'
-    assert short.group_letters == "CEF" and short.intent_letters == {"C": "F", "E": "IN", "F": "J"}
-    assert list(short.codes) == ["C-F", "E-I", "E-N", "F-J"] and short.codes["E-N"].intent == "transfer_into_account"
+def test_the_saved_prompt_of_every_dataset_is_what_build_prompt_gives():
+    # the setup's warm-up and post 01 send the saved files; the posts from 02 on build the prompt: the same bytes
+    from registry import DATASETS
+    for name, dataset in DATASETS.items():
+        saved, built = dataset.saved_prompt(), load_prompt(name)
+        assert (saved.system, saved.grammar, saved.sha256) == (built.system, built.grammar, built.sha256), name
 
 
-def test_a_shortlist_with_an_unknown_code_or_none_is_refused(built):
-    with pytest.raises(ValueError, match="not in the prompt"):
-        shortlisted(built, ["A-A", "Z-Z"])
-    with pytest.raises(ValueError, match="empty"):
-        shortlisted(built, [])
-
-
-def test_the_registry_describes_each_dataset_once():
-    from registry import DATASETS, dataset_named
-    assert sorted(DATASETS) == ["banking77", "clinc150"]
-    assert DATASETS["clinc150"].out_of_scope_codes() == {"K-A"} and DATASETS["banking77"].out_of_scope_codes() == set()
-    assert DATASETS["banking77"].load_prompt().sha256 == load_prompt().sha256
-    assert DATASETS["clinc150"].results_name("test", "shortlist5") == "clinc150-shortlist5-test.jsonl"
-    with pytest.raises(ValueError, match="expected one of banking77, clinc150"):
-        dataset_named("snips")
+def test_prompt_py_save_writes_the_files_the_setup_reads(tmp_path, monkeypatch):
+    import prompt as prompt_module
+    import registry
+    monkeypatch.setattr(registry, "HERE", tmp_path)  # where the saved prompt goes; the labels stay where they are
+    system, grammar = prompt_module.save_prompt("banking77")
+    assert (system, grammar) == (tmp_path / "banking77.prompt.txt", tmp_path / "banking77.gbnf")
+    saved = registry.dataset_named("banking77").saved_prompt()
+    assert (saved.system, saved.grammar) == (load_prompt().system, load_prompt().grammar)

@@ -11,7 +11,7 @@ from guarantee import lower_bound
 from isotonic import fit_isotonic
 from scipy.stats import beta
 from separation import accuracy_coverage, certified_coverage, coverage_at_accuracy
-from typed_prompt import load_prompt
+from prompt import load_prompt
 from route import clarifying_question, describe_thresholds, hand_over_text, plain_words, print_route
 from routes import (act_intervals, cuts, fit_calibration, fit_thresholds, lowest_cut, print_act_rules, report,
                     route_all, route_of, top_two)
@@ -332,10 +332,10 @@ def test_routes_script_refuses_a_target_that_is_not_a_fraction(run_script):
 # route.py without the server: its printout for each route, from hand-made records.
 
 def test_plain_words_read_like_a_sentence():
-    built = load_prompt()
-    assert plain_words(built.intents["A-A"]) == "card arrival (a card already ordered or sent has not come)"
-    assert plain_words(built.by_intent["pin_blocked"]).startswith("pin blocked (PIN or card")  # capitals kept
-    virtual = built.by_intent["virtual_card_not_working"]  # its description says "e.g. a gym subscription"
+    prompt = load_prompt()
+    assert plain_words(prompt.intents["A-A"]) == "card arrival (a card already ordered or sent has not come)"
+    assert plain_words(prompt.by_intent["pin_blocked"]).startswith("pin blocked (PIN or card")  # capitals kept
+    virtual = prompt.by_intent["virtual_card_not_working"]  # its description says "e.g. a gym subscription"
     assert "e.g" not in plain_words(virtual) and "for example" in plain_words(virtual)
 
 
@@ -350,50 +350,50 @@ def test_describe_thresholds_names_the_certified_rule_and_its_level():
 
 
 def test_printout_for_each_route(capsys):
-    built = load_prompt()
+    prompt = load_prompt()
     thresholds = fit_thresholds(SIX, IDENTITY, target=1.0, ask_target=0.5)     # act >= 0.8, ask >= 0.4
     for confidence, route in ((0.85, "act"), (0.5, "ask"), (0.1, "hand_over")):
         record = replace(answer(confidence, True), intent="card_arrival")
-        assert print_route("where is my card?", record, built, IDENTITY, thresholds) == route
+        assert print_route("where is my card?", record, prompt, IDENTITY, thresholds) == route
     out = capsys.readouterr().out
     assert "intent: card_arrival  code A-A" in out and "raw 0.850 -> calibrated 0.850" in out
     assert "action: handle the message as card_arrival" in out
-    assert f"question: {clarifying_question(built.intents['A-A'], built.intents['A-B'])}" in out
+    assert f"question: {clarifying_question(prompt.intents['A-A'], prompt.intents['A-B'])}" in out
     assert "card delivery estimate" in out
     assert "hand-over text: Handed over to a person: the model's best guess is card arrival" in out
     assert "10% sure" in out
 
 
 def test_printout_under_the_certified_rule_acts_on_the_raw_confidence(capsys):
-    built = load_prompt()
+    prompt = load_prompt()
     records = [answer(round(0.99 - i / 100, 2), i < 30 or i % 3 == 0) for i in range(60)]
     sure = fit_thresholds(records, IDENTITY, 0.6, rule="certified")           # act when raw >= 0.52 (48 answers)
     halved = lambda record: record.confidence / 2  # noqa: E731  (a calibration that says "unsure")
     record = replace(answer(0.9, True), intent="card_arrival")
-    assert print_route("where is my card?", record, built, halved, sure) == "act"
+    assert print_route("where is my card?", record, prompt, halved, sure) == "act"
     assert "raw 0.900 -> calibrated 0.450" in capsys.readouterr().out
 
 
 def test_printout_of_the_conformal_ask_set(capsys):
-    built = load_prompt()
-    groups = label_groups(built.intents)
+    prompt = load_prompt()
+    groups = label_groups(prompt.intents)
     thresholds = fit_thresholds(SIX, IDENTITY, target=1.0, ask_target=0.5)
     others = {g: 0.01 for g in groups if g != "A"}
     record = replace(answer(0.5, True), intent="card_arrival", group_distribution={"A": 0.93, **others},
                      intent_distribution={x: (0.6 if x == "A" else 0.35 if x == "B" else 0.05 / 9) for x in groups["A"]})
     # P(A-A) = 0.93 x 0.6 = 0.558, P(A-B) = 0.93 x 0.35 = 0.3255; the rest are below 0.3 (floor of quantile 0.7)
-    print_route("where is my card?", record, built, IDENTITY, thresholds, (ConformalFit(0.2, 100, 81, 0.7), groups))
+    print_route("where is my card?", record, prompt, IDENTITY, thresholds, (ConformalFit(0.2, 100, 81, 0.7), groups))
     out = capsys.readouterr().out
     assert "ask set (alpha 0.20: holds the right intent with probability >= 80%): 2 codes: A-A, A-B" in out
-    assert f"set route: ask: {clarifying_question(built.intents['A-A'], built.intents['A-B'])}" in out
+    assert f"set route: ask: {clarifying_question(prompt.intents['A-A'], prompt.intents['A-B'])}" in out
     # a floor of 0.005 lets every group in: too many to ask about
-    print_route("where is my card?", record, built, IDENTITY, thresholds, (ConformalFit(0.2, 100, 99, 0.995), groups))
+    print_route("where is my card?", record, prompt, IDENTITY, thresholds, (ConformalFit(0.2, 100, 99, 0.995), groups))
     assert "set route: hand over (too many to ask about)" in capsys.readouterr().out
 
 
 def test_clarifying_question_names_two_or_three_intents():
-    built = load_prompt()
-    a, b, c = (built.intents[code] for code in ("A-A", "A-B", "A-C"))
+    prompt = load_prompt()
+    a, b, c = (prompt.intents[code] for code in ("A-A", "A-B", "A-C"))
     assert clarifying_question(a, b) == (f"Just to be sure: is your message about {plain_words(a)}, "
                                          f"or about {plain_words(b)}?")
     assert clarifying_question(a, b, c).endswith(f"about {plain_words(b)}, or about {plain_words(c)}?")
@@ -411,10 +411,10 @@ def test_route_script_refuses_bad_options_before_any_server_is_asked(arguments, 
 
 
 def test_hand_over_text_names_the_reason():
-    built = load_prompt()
+    prompt = load_prompt()
     failed = answer(0.0, False, status="too_long")
-    assert "gave no code (too_long)" in hand_over_text(failed, built, 0.0, frozenset())
-    assert "out of scope" in hand_over_text(answer(0.9, True), built, 0.9, frozenset({"A-A"}))
+    assert "gave no code (too_long)" in hand_over_text(failed, prompt, 0.0, frozenset())
+    assert "out of scope" in hand_over_text(answer(0.9, True), prompt, 0.9, frozenset({"A-A"}))
 
 
 def test_route_script_without_a_server_says_how_to_start_it_and_exits_2(run_script, free_port):

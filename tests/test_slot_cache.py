@@ -18,7 +18,7 @@ import server
 from llama_http import Client
 from slot_cache import (SLOTS_ENV, NotSaved, SlotFile, SlotKey, Unusable, check_saved, prune, sidecar_record,
                         slots_folder, write_sidecar)
-from typed_prompt import load_prompt
+from prompt import load_prompt
 from typed_request import TOP_LOGPROBS, request_settings, typed_messages
 
 KEY = SlotKey(build="b11312-0c1e57098", model_sha256="a" * 64, prompt_sha256="b" * 64, n_ctx_slot=10240, slots=1)
@@ -178,10 +178,10 @@ def own_server(slots, parallel: int = 2):
         os.unlink(record["log"])
 
 
-def candidates(client: Client, built, slot: int = 0) -> tuple[list, dict]:
+def candidates(client: Client, prompt, slot: int = 0) -> tuple[list, dict]:
     """The top_logprobs of every generated token of MESSAGE's typed request on `slot`, as (token id, logprob)
     pairs, and the server's timings."""
-    body = client.chat(typed_messages(built, MESSAGE), **request_settings(built, True, TOP_LOGPROBS), id_slot=slot).body
+    body = client.chat(typed_messages(prompt, MESSAGE), **request_settings(prompt, True, TOP_LOGPROBS), id_slot=slot).body
     steps = body["choices"][0]["logprobs"]["content"]
     return [[(c["id"], c["logprob"]) for c in step["top_logprobs"]] for step in steps], body["timings"]
 

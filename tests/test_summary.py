@@ -105,15 +105,15 @@ def checked(line: dict) -> str:
 
 
 # The fields a line may lack, written out here so that a field marked optional by mistake fails the test below.
-MAY_BE_ABSENT = {"grammar", "prompt_sha256", "flagged_logprobs", "shortlist", "model_code", "model_confidence",
-                 "combined_weights"}
+MAY_BE_ABSENT = {"grammar", "prompt_sha256", "flagged_logprobs"}
 
 
 def test_the_optional_fields_are_these_and_have_defaults_in_the_line_type():
     assert {name for name, (_, optional, _) in FIELDS.items() if optional} == set(OPTIONAL) == MAY_BE_ABSENT
-    defaults = {f.name for f in fields(ResultsLine) if f.init and f.default is not MISSING and f.name != "written"}
+    kept = {"written", "extra"}  # how the line was read, not fields of run.py's
+    defaults = {f.name for f in fields(ResultsLine) if f.init and f.default is not MISSING and f.name not in kept}
     assert defaults == MAY_BE_ABSENT
-    assert {f.name for f in fields(ResultsLine) if f.init and f.name != "written"} == set(FIELDS)
+    assert {f.name for f in fields(ResultsLine) if f.init and f.name not in kept} == set(FIELDS)
 
 
 @pytest.mark.parametrize("field", sorted(set(FIELDS) - MAY_BE_ABSENT))
@@ -235,9 +235,8 @@ def test_a_missing_reference_file_names_the_run_py_command_that_writes_one(tmp_p
     monkeypatch.setattr(saved_answers, "REFERENCE", tmp_path / "reference")
     monkeypatch.setattr(saved_answers, "OWN_RESULTS", tmp_path / "own")
     with pytest.raises(FileNotFoundError) as missing:
-        saved_answers.load_results("test", dataset="clinc150")
-    assert str(missing.value).endswith("write it with: python3 03-where-confidence-comes-from/run.py --dataset clinc150 "
-                                       "--split test")
+        saved_answers.load_results("test")
+    assert str(missing.value).endswith("write it with: python3 03-where-confidence-comes-from/run.py --split test")
 
 
 def copy_lines(path, count):
@@ -285,12 +284,11 @@ def test_a_file_given_with_results_is_read_as_given(tmp_path, monkeypatch):
     assert saved_answers.describe(path, records).endswith("(given on the command line)")
 
 
-def test_split_sizes_match_the_splits_the_loaders_give():
-    import banking77
-    import clinc150
-    for module in (banking77, clinc150):
-        for split in ("calib", "test"):
-            assert module.split_size(split) == len(module.load_split(split)), (module.__name__, split)
+@pytest.mark.parametrize("split", ["calib", "test"])
+def test_the_split_sizes_of_the_label_files_header_are_the_splits_the_loader_gives(split):
+    from registry import DATASETS
+    for dataset in DATASETS.values():
+        assert dataset.split_size(split) == len(dataset.load_split(split)), (dataset.name, split)
 
 
 def test_an_own_run_with_error_lines_is_not_complete_and_says_how_many_answers_it_has(tmp_path, monkeypatch):
@@ -312,24 +310,23 @@ def test_a_split_with_no_run_anywhere_names_where_the_readers_run_goes(tmp_path,
     import saved_answers
     monkeypatch.setattr(saved_answers, "OWN_RESULTS", tmp_path / "own")
     with pytest.raises(FileNotFoundError) as missing:
-        saved_answers.read_split("calib", None, "banking77", "shortlist3")
-    assert str(missing.value).startswith("no banking77 calib answers of kind shortlist3: no run of yours at ")
-    assert str(missing.value).endswith("banking77-shortlist3-calib.jsonl and no reference run; write it with: "
-                                       "python3 03-where-confidence-comes-from/run.py --shortlist 3 --split calib")
+        saved_answers.read_split("calib", None, "banking77", "other3")
+    assert str(missing.value).startswith("no banking77 calib answers of kind other3: no run of yours at ")
+    assert str(missing.value).endswith("banking77-other3-calib.jsonl and no reference run; write it with: "
+                                       "the script that writes other3 answers (the README of the post that adds them "
+                                       "names it)")
     # a partial run of the reader's is named with its count, not as missing
     (tmp_path / "own").mkdir()
-    write_lines(tmp_path / "own" / "banking77-shortlist3-calib.jsonl", [result_line(n, True, 0.9) for n in range(5)])
+    write_lines(tmp_path / "own" / "banking77-other3-calib.jsonl", [result_line(n, True, 0.9) for n in range(5)])
     with pytest.raises(FileNotFoundError) as partial:
-        saved_answers.read_split("calib", None, "banking77", "shortlist3")
-    assert str(partial.value).endswith("banking77-shortlist3-calib.jsonl has 5 of 770 messages (finish it with: "
-                                       "python3 03-where-confidence-comes-from/run.py --shortlist 3 --split calib) "
-                                       "and no reference run")
+        saved_answers.read_split("calib", None, "banking77", "other3")
+    assert str(partial.value).endswith("banking77-other3-calib.jsonl has 5 of 770 messages (finish it with: "
+                                       "the script that writes other3 answers (the README of the post that adds them "
+                                       "names it)) and no reference run")
+    # plain answers: run.py's command
+    with pytest.raises(FileNotFoundError) as plain:
+        saved_answers.read_split("calib", tmp_path / "none.jsonl")
+    assert str(plain.value).endswith("write it with: python3 03-where-confidence-comes-from/run.py --split calib "
+                                     f"--out {tmp_path / 'none.jsonl'}")
 
 
-def test_a_missing_combined_file_given_on_the_command_line_names_combined_py_without_out(tmp_path):
-    import saved_answers
-    with pytest.raises(FileNotFoundError) as missing:
-        saved_answers.read_split("calib", tmp_path / "none.jsonl", "clinc150", "combined5")
-    message = str(missing.value)
-    assert "python3 08-routes/combined.py --dataset clinc150 --shortlist 5 (it writes " in message
-    assert "clinc150-combined5-calib.jsonl)" in message and "--out" not in message

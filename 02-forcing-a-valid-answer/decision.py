@@ -1,12 +1,13 @@
-"""One typed request: a message in, a code (or a stated failure) out.
+"""One typed request: a message in, a code (or a stated failure) out, with post 02's retry.
 
-typed.py is the first script to send one, so asking lives in this post;
-post 02 takes its rules apart (why letters, the grammar, the retry). The
-messages and settings of the request come from 00-setup/typed_request.py,
+    reply = ask_code(client, prompt, "I am still waiting on my card?")
+    reply.status, reply.code, reply.retried
+
+The messages and settings of the request come from 00-setup/typed_request.py,
 whose probe sends the same request to check a server before a run.
 
 The rules every later post relies on:
-- Greedy decoding (temperature 0) with the grammar of datasets/typed_prompt.py, at most 2
+- Greedy decoding (temperature 0) with prompt.grammar (prompt.py), at most 2
   tokens: a code is 'C' then '-F' for Qwen-family tokenizers.
 - finish_reason "length" with content that is not a full code: retry once
   with room for 3 tokens ('C', '-', 'F'); if it is still not a full code,
@@ -14,7 +15,7 @@ The rules every later post relies on:
 - A message too long for the context (HTTP 400, or 500 "too large to
   process") is "too_long"; the caller goes on with the next message.
 - Any other refusal is "error": not an answer but a failed attempt, asked
-  again when a run is repeated (FINAL_STATUSES are the outcomes that stay).
+  again when a run is repeated (results_file.FINAL_STATUSES are the outcomes that stay).
 - A grammar the server rejects (HTTP 400 "Failed to parse grammar") raises
   GrammarRejected: nothing after it can work, so the caller stops.
 - An empty message raises ValueError before anything is sent.
@@ -24,12 +25,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from llama_http import Client, ServerError
-from typed_prompt import BuiltPrompt
+from prompt import Prompt
 from typed_request import request_settings, typed_messages
-
-STATUSES = ("ok", "invalid", "too_long", "error")
-# The outcomes of a message that a rerun keeps; "error" is a failed attempt, asked again.
-FINAL_STATUSES = ("ok", "invalid", "too_long")
 
 
 class GrammarRejected(ServerError):
@@ -77,7 +74,7 @@ def is_too_long(error: ServerError) -> bool:
     )
 
 
-def ask_code(client: Client, built: BuiltPrompt, message: str, grammar: bool = True,
+def ask_code(client: Client, prompt: Prompt, message: str, grammar: bool = True,
              top_logprobs: int = 0) -> CodeReply:
     """Ask the server for the code of one message.
 
@@ -89,10 +86,10 @@ def ask_code(client: Client, built: BuiltPrompt, message: str, grammar: bool = T
     """
     if not message.strip():
         raise ValueError("the message is empty: give the text of a customer message")
-    messages = typed_messages(built, message)
+    messages = typed_messages(prompt, message)
     wall_ms = 0.0
     for attempt, max_tokens in enumerate((2, 3)):
-        settings = request_settings(built, grammar, top_logprobs, max_tokens)
+        settings = request_settings(prompt, grammar, top_logprobs, max_tokens)
         try:
             reply = client.chat(messages, **settings)
         except ServerError as error:
@@ -104,7 +101,7 @@ def ask_code(client: Client, built: BuiltPrompt, message: str, grammar: bool = T
         choice = reply.body["choices"][0]
         content = choice["message"].get("content") or ""
         code = content.strip()
-        if code in built.codes:
+        if code in prompt.codes:
             return CodeReply("ok", code, content, attempt > 0, reply.body, reply.body.get("timings", {}), wall_ms,
                              top_logprobs=top_logprobs)
         # Only a reply cut short by the token limit deserves more room; anything else is final.

@@ -1,11 +1,11 @@
-"""Asking for JSON instead of a code: five ways, measured on the same messages, next to the GBNF code.
+"""Asking for JSON instead of a code: five ways, measured on the same messages, next to the GBNF code (beyond the series).
 
-    python3 02-forcing-a-valid-answer/json_output.py              # the first 30 calibration messages
-    python3 02-forcing-a-valid-answer/json_output.py --limit 10
+    python3 03-where-confidence-comes-from/json_output.py              # the first 30 calibration messages
+    python3 03-where-confidence-comes-from/json_output.py --limit 10
 
 The usual first attempt at a typed answer is "reply with JSON: a label and a
 confidence". This script asks for exactly that, with the same list of intents
-the code prompt has (datasets/typed_prompt.py builds both; only the first
+the code prompt has (02's prompt.py builds both; only the first
 paragraph and the last line differ), and measures each fix in turn:
 
 1. asked nicely: the reply goes straight into json.loads;
@@ -47,11 +47,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # puts the post folders on sys.path
 from banking77 import load_labels, load_split
 from compare import percent
-from confidence import LetterTokens, letter_tokens, read_answer
+from confidence import read_answer
 from decision import ask_code
 from labels import Message
 from llama_http import Client, exit_on_server_errors
-from typed_prompt import BuiltPrompt, build_prompt
+from prompt import Prompt, build_prompt
 from typed_request import TOP_LOGPROBS, probe, typed_messages
 
 DEFAULT_LIMIT = 30
@@ -118,7 +118,7 @@ class JsonAnswer:
     error: str | None
 
 
-def json_prompt(labels, firm: bool = False) -> BuiltPrompt:
+def json_prompt(labels, firm: bool = False) -> Prompt:
     """The system prompt that asks for JSON: the code prompt's list of intents, JSON instructions around it.
 
     labels: a LabelSet (banking77.load_labels()). firm: end with FIRM_LINE.
@@ -244,9 +244,9 @@ def ask_with_retry(client: Client, messages: list[dict], names: list[str], first
     return judge(both, names)
 
 
-def code_answer(client: Client, built: BuiltPrompt, tokens: LetterTokens, text: str) -> JsonAnswer:
+def code_answer(client: Client, prompt: Prompt, text: str) -> JsonAnswer:
     """The series' way, as a row of the same table: the GBNF code, its intent and post 03's logprob confidence."""
-    reply, answer = read_answer(ask_code(client, built, text, top_logprobs=TOP_LOGPROBS), built, tokens)
+    reply, answer = read_answer(ask_code(client, prompt, text, top_logprobs=TOP_LOGPROBS), prompt)
     body = reply.response or {}
     timings = body.get("timings", {})
     exchange = Exchange(content=reply.content, tokens=body.get("usage", {}).get("completion_tokens", 0),
@@ -330,7 +330,6 @@ def main() -> int:
     client = Client()
     info = client.model_info()
     probe(client, code_prompt)
-    tokens = letter_tokens(client)
     print(f"server: {client.url}  model: {info['model']}  build: {info['build']}")
     print(f"{len(messages)} calibration messages ({len(set(gold))} intents), temperature 0, "
           f"at most {args.max_tokens} tokens per JSON reply")
@@ -350,7 +349,7 @@ def main() -> int:
     rows[WAYS[2]] = each(WAYS[2], lambda m: judge(send(client, typed_messages(firm, m.text), args.max_tokens), names))
     rows[WAYS[4]] = [ask_with_retry(client, typed_messages(firm, m.text), names, answer.exchange, args.max_tokens)
                      for m, answer in zip(messages, rows[WAYS[2]])]
-    code = each(CODE, lambda m: code_answer(client, code_prompt, tokens, m.text))
+    code = each(CODE, lambda m: code_answer(client, code_prompt, m.text))
     rows = {**{way: rows[way] for way in WAYS}, CODE: code}
 
     print()

@@ -1,0 +1,104 @@
+"""run.py's results line for one message: ask, read the confidence, make the line.
+
+    line = typed_line(client, prompt, message, model, settings, top_logprobs=30)
+
+The fields are 02's (batch.base_record: id, text, gold, status, code,
+timings, model, settings...) and the answer's (answer_fields: confidence,
+p_group, p_intent_given_group, both distributions, off-label mass, missing
+letters, tokens). results_record.py reads such lines back and checks them.
+"""
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+from pathlib import Path
+
+from batch import add_split_arguments, base_record
+from confidence import TypedAnswer, read_answer
+from decision import ask_code
+from labels import Message
+from llama_http import Client
+from prompt import Prompt, load_prompt
+from registry import DATASETS
+from typed_request import TOP_LOGPROBS, probe, request_settings
+
+
+def answer_fields(answer: TypedAnswer | None) -> dict:
+    """The fields a results line gets from a TypedAnswer (see run.py).
+
+    For no answer (status not ok) the confidence is 0.0, so no threshold acts
+    on it, and every other field is None.
+    """
+    if answer is None:
+        return {"confidence": 0.0, "p_group": None, "p_intent_given_group": None,
+                "group_distribution": None, "intent_distribution": None,
+                "off_label_group": None, "off_label_intent": None,
+                "missing_letters": None, "tokens_in_code": None, "flagged_logprobs": None}
+    return {
+        "confidence": answer.confidence,
+        "p_group": answer.p_group,
+        "p_intent_given_group": answer.p_intent_given_group,
+        "group_distribution": answer.group_step.distribution,
+        "intent_distribution": answer.intent_step.distribution,
+        "off_label_group": answer.group_step.off_label_mass,
+        "off_label_intent": answer.intent_step.off_label_mass,
+        "missing_letters": answer.missing_letters,
+        "tokens_in_code": answer.tokens_in_code,
+        "flagged_logprobs": answer.flagged_logprobs,
+    }
+
+
+def typed_line(client: Client, prompt: Prompt, message: Message, model: str, settings: dict, top_logprobs: int,
+               asked: Prompt | None = None) -> dict:
+    """run.py's results line for one message: the typed request (the grammar, 2 tokens, top_logprobs
+    candidates per token), its confidence, and the fields of batch.base_record.
+
+    asked: the prompt the request sends (default: prompt), for a request with
+    a narrower grammar whose line keeps prompt's gold code and sha256.
+    Failed requests give a line with status error (confidence 0), as
+    confidence.read_answer makes them. Raises what ask_code raises (server
+    unreachable, grammar refused).
+    """
+    asked = asked or prompt
+    reply, answer = read_answer(ask_code(client, asked, message.text, top_logprobs=top_logprobs), asked)
+    return {**base_record(message, reply, prompt, model, settings), **answer_fields(answer)}
+
+
+def add_run_arguments(parser: argparse.ArgumentParser) -> None:
+    """run.py's options: --dataset, the split options of 02's batch.py (--split, --limit, --spread),
+    --top-logprobs and --out."""
+    parser.add_argument("--dataset", choices=sorted(DATASETS), default="banking77", help="which dataset (default: banking77)")
+    add_split_arguments(parser)
+    parser.add_argument("--top-logprobs", type=int, default=TOP_LOGPROBS,
+                        help=f"candidates per token (default: {TOP_LOGPROBS})")
+    parser.add_argument("--out", type=Path,
+                        help="results file (default: 03-where-confidence-comes-from/results/<dataset>-<split>.jsonl)")
+
+
+@dataclass(frozen=True)
+class TypedRun:
+    """What every request of a run shares: the server, the prompt, the model's name, the request settings
+    (recorded on each line) and the candidates asked per token."""
+
+    client: Client
+    prompt: Prompt
+    model: str
+    settings: dict
+    top_logprobs: int
+
+    def line(self, message: Message, asked: Prompt | None = None) -> dict:
+        """typed_line() of one message with this run's settings."""
+        return typed_line(self.client, self.prompt, message, self.model, self.settings, self.top_logprobs, asked)
+
+
+def start_run(dataset: str, top_logprobs: int) -> TypedRun:
+    """The dataset's prompt and a probe of the server (00-setup/typed_request.py): a server that cannot give a
+    confidence stops the run here, with one line and nothing written. Raises ServerUnfit then, ValueError for
+    top_logprobs below 1."""
+    if top_logprobs < 1:
+        raise ValueError("--top-logprobs must be 1 or more: confidence is read from the candidates")
+    prompt = load_prompt(dataset)
+    client = Client()
+    model = client.model_info()["model"]
+    probe(client, prompt, top_logprobs)
+    return TypedRun(client, prompt, model, request_settings(prompt, True, top_logprobs), top_logprobs)

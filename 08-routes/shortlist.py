@@ -1,0 +1,130 @@
+"""A shortlist: the model chooses only among the retriever's top K codes (beyond the series).
+
+    python3 08-routes/shortlist.py --split calib            # 770 calibration messages, shortlists of 5
+    python3 08-routes/shortlist.py                          # the 3,080 test messages
+    python3 08-routes/shortlist.py --dataset clinc150 --split calib --shortlist 5
+
+Post 03's run.py with one change: post 01's TF-IDF retriever ranks the
+intents first, and each request's grammar allows only its top K codes (on a
+dataset with an out-of-scope code, that code too, always: among the K where
+the retriever ranks it there, else after them). The system prompt stays the
+whole list, so the server keeps its cached prefill. The confidence keeps its
+definition: renormalized over the letters this narrower grammar allows at
+each step. Each line is run.py's plus "shortlist": the retriever's codes
+and scores, [[code, score], ...], best first; they go to
+03-where-confidence-comes-from/results/<dataset>-shortlistK-<split>.jsonl,
+where post 08's combined.py reads them.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import series  # puts the post folders on sys.path
+from batch import RunStopped, pick_messages, run_messages
+from llama_http import exit_on_server_errors
+from prompt import Prompt, grammar_of
+from registry import DATASETS
+from results_record import ResultsLine, is_number, parse_lines
+from saved_answers import own_results_path
+from summary import print_summary
+from typed_lines import add_run_arguments, start_run
+
+K = 5
+
+
+def shortlisted(prompt: Prompt, codes: list[str]) -> Prompt:
+    """The same prompt, with a grammar and code table that allow only `codes` (a shortlist, e.g. a retriever's top K).
+
+    The system prompt is unchanged, so the server keeps using its cached
+    prefill; only the per-request grammar narrows. group_letters and
+    intent_letters shrink to the shortlisted codes, so post 03's
+    renormalization runs over the letters this grammar allows, as always.
+    Letters keep their order in the full prompt. Raises ValueError on an
+    empty shortlist or a code the prompt does not list.
+    """
+    if not codes:
+        raise ValueError("the shortlist is empty")
+    unknown = [code for code in codes if code not in prompt.codes]
+    if unknown:
+        raise ValueError(f"codes {unknown} are not in the prompt's table")
+    chosen = set(codes)
+    kept = [code for code in prompt.codes if code in chosen]  # the prompt's order
+    intent_letters = {group: "".join(letter for letter in letters if f"{group}-{letter}" in chosen)
+                      for group, letters in prompt.intent_letters.items()}
+    intent_letters = {group: letters for group, letters in intent_letters.items() if letters}
+    return replace(prompt, grammar=grammar_of(intent_letters), codes={code: prompt.codes[code] for code in kept},
+                   intents={code: prompt.intents[code] for code in kept}, group_letters="".join(intent_letters),
+                   intent_letters=intent_letters)
+
+
+def shortlist_of(ranking: list[tuple[str, float]], prompt: Prompt, k: int,
+                 always: frozenset[str] = frozenset()) -> list[tuple[str, float]]:
+    """The K best (code, retriever score) pairs of a ranking of intents, plus the codes in `always`.
+
+    ranking: (intent name, score) pairs, best first (neighbours.Retriever.rank).
+    always: codes that every shortlist holds (CLINC150's out-of-scope code),
+    added with their own score at the end when not among the K. Raises
+    ValueError for K below 1.
+    """
+    if k < 1:
+        raise ValueError(f"a shortlist needs at least one code, not {k}")
+    score = {prompt.by_intent[intent].code: value for intent, value in ranking}
+    codes = [prompt.by_intent[intent].code for intent, _ in ranking[:k]]
+    codes += sorted(always - set(codes))
+    return [(code, score.get(code, 0.0)) for code in codes]
+
+
+def variant(k: int) -> str:
+    """The results-file variant of shortlists of k: "shortlist5"."""
+    return f"shortlist{k}"
+
+
+def line_shortlist(line: ResultsLine, where: str = "") -> tuple[tuple[str, float], ...]:
+    """The (code, retriever score) pairs of a shortlist line (its "shortlist" field), best first.
+
+    Raises ValueError naming `where` when the line has no shortlist or one
+    that is not a non-empty list of [code, score] pairs.
+    """
+    pairs = line.extra.get("shortlist")
+    if not (isinstance(pairs, list) and pairs and all(
+            isinstance(p, list) and len(p) == 2 and isinstance(p[0], str) and len(p[0]) == 3 and p[0][1] == "-"
+            and is_number(p[1]) for p in pairs)):
+        raise ValueError(f"{where or line.id}: field 'shortlist' is {pairs!r}: not a list of [code, score] pairs; "
+                         "not a line written by 08-routes/shortlist.py")
+    return tuple((code, score) for code, score in pairs)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_run_arguments(parser)
+    parser.add_argument("--shortlist", type=int, default=K, metavar="K",
+                        help=f"how many of the retriever's codes each request allows (default: {K})")
+    args = parser.parse_args()
+    if args.top_logprobs < 1:
+        parser.error("--top-logprobs must be 1 or more: confidence is read from the candidates")
+    if args.shortlist < 1:
+        parser.error("--shortlist must be 1 or more")
+    dataset = DATASETS[args.dataset]
+    out = args.out or own_results_path(args.dataset, args.split, variant(args.shortlist))
+    messages = pick_messages(dataset.load_split(args.split), args, parser)
+    run = start_run(args.dataset, args.top_logprobs)
+    retriever = dataset.fit_retriever()
+    always = dataset.out_of_scope_codes()
+
+    def make_record(message):
+        shortlist = shortlist_of(retriever.rank(message.text), run.prompt, args.shortlist, always)
+        narrowed = shortlisted(run.prompt, [code for code, _ in shortlist])
+        return {**run.line(message, narrowed), "shortlist": [[code, round(score, 6)] for code, score in shortlist]}
+
+    what = f"{args.dataset} {args.split} (model {run.model}, top_logprobs {args.top_logprobs}, shortlist of {args.shortlist})"
+    records = run_messages(messages, out, make_record, what)
+    print_summary(parse_lines(records, str(out)), f"{args.dataset} {args.split}, shortlist of {args.shortlist}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(exit_on_server_errors(main, also=(RunStopped,)))
