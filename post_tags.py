@@ -4,20 +4,26 @@
     python3 post_tags.py --from HEAD   # from another branch, tag or commit
 
 Then `git checkout post-03` gives a reader of post 03 exactly this:
-- the post folders 00 ... 03 and datasets/;
-- results/ (the reference results that posts 03+ read), only from post-03 on;
+- the post folders 00 ... 03 and datasets/, without the files of a dataset
+  that a later post introduces: a label file datasets/<name>.json whose
+  "post" is N makes every datasets/ file whose name starts with <name> or
+  make_<name> a file of post N (CLINC150 comes with post 07);
+- results/ (the reference results that posts 03+ read), only from post-03 on
+  (a later post keeps the reference runs it adds in its own folder);
 - the tests of those posts: a tests/test_*.py file belongs to the highest post
   among the folders of the modules it imports (a module name maps to the post
   folder, or datasets/ = post 00, whose top-level .py file has that name) and
-  the post folders its text names ("04-is-the-confidence-honest/ece.py");
-  conftest.py and test files with neither go in every tag. Test files that
+  the post folders its text names ("04-is-the-confidence-honest/ece.py"), and
+  the datasets of later posts its text names ("clinc150"); conftest.py and
+  test files with none of these go in every tag. Test files that
   import this script test it against main's marker lines, which no tag
   carries, so they stay on main;
-- README.md and pyproject.toml with the blocks of later posts removed:
-  `<!-- from post NN -->` ... `<!-- end -->` in README.md and `# from post NN`
-  ... `# end` in pyproject.toml are kept only in tags >= NN (the marker lines
-  themselves never), and README rows `| [NN-folder](...) | ...` of the posts
-  table only in tags >= NN;
+- every README.md and pyproject.toml with the blocks of later posts removed:
+  `<!-- from post NN -->` ... `<!-- end -->` in a README.md (the top one, and
+  those of 00-setup/, datasets/ and results/, which every tag has) and
+  `# from post NN` ... `# end` in pyproject.toml are kept only in tags >= NN
+  (the marker lines themselves never), and the top README's rows
+  `| [NN-folder](...) | ...` of the posts table only in tags >= NN;
 - uv.lock only where pyproject.toml comes out whole (post-04 on, as
   matplotlib comes in with post 04): a lock of dependencies the pyproject.toml
   beside it does not list would be rewritten by the first `uv sync`, leaving
@@ -48,6 +54,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import json
 import os
 import re
 import subprocess
@@ -166,13 +173,37 @@ def imported_modules(source: str, where: str = "<source>") -> set[str]:
     return names
 
 
-def post_of_test_file(source: str, folders: dict[str, str], post_folders, where: str = "<test>") -> int | None:
+def post_of_test_file(source: str, folders: dict[str, str], post_folders, where: str = "<test>",
+                      later_datasets: dict[str, int] | None = None) -> int | None:
     """The post a test file belongs to: the highest among the posts of the repository modules it
-    imports and of the post folders its text names; None when it has neither (it goes in every tag).
+    imports, of the post folders its text names and of the later posts' datasets it names
+    (later_datasets: name -> post); None when it has none of these (it goes in every tag).
     """
     posts = {folder_post(folders[name]) for name in imported_modules(source, where) if name in folders}
     posts |= {folder_post(folder) for folder in post_folders if folder in source}
+    posts |= {post for name, post in (later_datasets or {}).items() if name in source}
     return max(posts, default=None)
+
+
+def later_datasets(label_files: dict[str, str]) -> dict[str, int]:
+    """name -> post of every dataset whose label file (path -> its JSON text) has a "post" above 0."""
+    posts = {}
+    for path, text in label_files.items():
+        try:
+            post = json.loads(text).get("post", 0)
+        except (json.JSONDecodeError, AttributeError):
+            raise ValueError(f"{path}: not a JSON label file") from None
+        if post:
+            posts[PurePosixPath(path).stem] = post
+    return posts
+
+
+def post_of_dataset_file(path: str, datasets: dict[str, int]) -> int:
+    """The post a file of datasets/ belongs to: that of the later dataset its name starts with (<name>... or
+    make_<name>...), else 0."""
+    name = PurePosixPath(path).name
+    return max((post for dataset, post in datasets.items()
+                if name.startswith(dataset) or name.startswith(f"make_{dataset}")), default=0)
 
 
 # -- git ------------------------------------------------------------------------------------------
@@ -232,7 +263,7 @@ class Source:
     commit: str
     date: str
     entries: tuple[Entry, ...]
-    texts: dict  # path -> text of README.md, pyproject.toml and the tests/test_*.py files
+    texts: dict  # path -> text of every README.md, pyproject.toml, the label files and the tests/test_*.py files
 
     @property
     def post_folders(self) -> list[str]:
@@ -243,6 +274,11 @@ class Source:
     def posts(self) -> list[int]:
         return sorted({folder_post(folder) for folder in self.post_folders})
 
+    @property
+    def later_datasets(self) -> dict[str, int]:
+        """name -> post of the datasets a later post introduces (from their label files)."""
+        return later_datasets({path: text for path, text in self.texts.items() if is_label_file(path)})
+
 
 def read_source(commit: str) -> Source:
     """The files of commit, with the texts the tags are filtered and sorted by."""
@@ -252,7 +288,8 @@ def read_source(commit: str) -> Source:
         info, path = line.split("\t", 1)
         mode, _kind, blob = info.split()
         entries.append(Entry(mode, blob, path))
-    wanted = [e for e in entries if e.path in ("README.md", "pyproject.toml") or is_test_file(e.path)]
+    wanted = [e for e in entries if e.path == "pyproject.toml" or is_readme(e.path) or is_test_file(e.path)
+              or is_label_file(e.path)]
     blobs = read_blobs(sorted({e.blob for e in wanted}))
     texts = {e.path: blobs[e.blob].decode() for e in wanted}
     date = git("show", "-s", "--format=%cd", "--date=raw", commit)
@@ -260,6 +297,17 @@ def read_source(commit: str) -> Source:
     if not source.posts:
         raise TagError(f"commit {commit[:12]} has no post folders (NN-name/): is this the typed decisions repository?")
     return source
+
+
+def is_readme(path: str) -> bool:
+    """A README.md anywhere in the tree (its blocks of later posts are filtered)."""
+    return PurePosixPath(path).name == "README.md"
+
+
+def is_label_file(path: str) -> bool:
+    """A JSON file right in datasets/ (a label file; its "post" says which post introduces the dataset)."""
+    parts = PurePosixPath(path).parts
+    return len(parts) == 2 and parts[0] == DATASETS and parts[1].endswith(".json")
 
 
 def is_test_file(path: str) -> bool:
@@ -275,7 +323,7 @@ def posts_of_test_files(source: Source) -> dict[str, int | None]:
     posts = {}
     for path, text in source.texts.items():
         if is_test_file(path) and THIS_MODULE not in imported_modules(text, path):
-            posts[path] = post_of_test_file(text, folders, source.post_folders, path)
+            posts[path] = post_of_test_file(text, folders, source.post_folders, path, source.later_datasets)
     return posts
 
 
@@ -283,17 +331,25 @@ def tag_entries(source: Source, tag: int, tests: dict[str, int | None]) -> list[
     """The files of post-`tag`, README.md and pyproject.toml filtered (their new blobs written)."""
     pyproject = source.texts.get("pyproject.toml", "")
     whole_pyproject = pyproject_for(pyproject, tag) == pyproject_for(pyproject, source.posts[-1])
+    datasets = source.later_datasets
     entries = []
     for entry in source.entries:
         top = entry.path.split("/")[0]
-        post = folder_post(top)
+        post = post_of_dataset_file(entry.path, datasets) if top == DATASETS else folder_post(top)
         if ((post is not None and post > tag) or (top == "results" and tag < RESULTS_FROM)
                 or (is_test_file(entry.path) and (entry.path not in tests or (tests[entry.path] or 0) > tag))
                 or (entry.path == "uv.lock" and not whole_pyproject)):
             continue
-        if entry.path in ("README.md", "pyproject.toml"):
-            filtered = (readme_for if entry.path == "README.md" else pyproject_for)(source.texts[entry.path], tag)
-            entry = Entry(entry.mode, git("hash-object", "-w", "--stdin", stdin=filtered.encode()), entry.path)
+        if entry.path == "pyproject.toml" or is_readme(entry.path):
+            text = source.texts[entry.path]
+            if entry.path == "pyproject.toml":
+                filtered = pyproject_for(text, tag)
+            elif entry.path == "README.md":
+                filtered = readme_for(text, tag)
+            else:
+                filtered = keep_blocks(text, tag, README_BLOCK, entry.path)
+            if filtered != text:
+                entry = Entry(entry.mode, git("hash-object", "-w", "--stdin", stdin=filtered.encode()), entry.path)
         entries.append(entry)
     return entries
 
