@@ -7,14 +7,14 @@ Then `git checkout post-03` gives a reader of post 03 exactly this:
 - the post folders 00 ... 03 and datasets/, without the files of a dataset
   that a later post introduces: a label file datasets/<name>.json whose
   "post" is N makes every datasets/ file whose name starts with <name> or
-  make_<name> a file of post N (CLINC150 comes with post 07);
+  make_<name> a file of post N;
 - results/ (the reference results that posts 03+ read), only from post-03 on
   (a later post keeps the reference runs it adds in its own folder);
 - the tests of those posts: a tests/test_*.py file belongs to the highest post
   among the folders of the modules it imports (a module name maps to the post
   folder, or datasets/ = post 00, whose top-level .py file has that name) and
   the post folders its text names ("04-is-the-confidence-honest/ece.py"), and
-  the datasets of later posts its text names ("clinc150"); conftest.py and
+  the datasets of later posts its text names; conftest.py and
   test files with none of these go in every tag. Test files that
   import this script test it against main's marker lines, which no tag
   carries, so they stay on main;

@@ -2,8 +2,8 @@
 
     python3 00-setup/server.py start            # build + install + start + warm up (1.5B default)
     python3 00-setup/server.py start --model qwen2.5-coder-0.5b
-    python3 00-setup/server.py start --dataset clinc150   # warm up with the CLINC150 prompt instead
-    python3 00-setup/server.py warm clinc150    # put the CLINC150 prompt into the slots of the running server
+    python3 00-setup/server.py start --dataset NAME   # warm up with another dataset's prompt
+    python3 00-setup/server.py warm NAME        # put a dataset's prompt into the slots of the running server
     python3 00-setup/server.py stop
     python3 00-setup/server.py status
     python3 00-setup/server.py build            # only build llama-server

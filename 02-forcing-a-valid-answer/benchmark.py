@@ -18,8 +18,8 @@
 3. Throughput: requests/s with 1 and with N requests in flight, measured by
    post 01's throughput.measure (N: --concurrent, default the server's slots,
    at least 2).
-4. Projection: the time of a whole test split (BANKING77 3,080 messages,
-   CLINC150 5,500) at those rates. run.py sends one message at a time.
+4. Projection: the time of a whole test split of every dataset (BANKING77:
+   3,080 messages) at those rates. run.py sends one message at a time.
 
 The machine's CPU count and load average (before and after) are printed with
 the figures, since on a shared CPU they change them. This is a benchmark, not

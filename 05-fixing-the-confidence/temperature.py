@@ -88,8 +88,8 @@ def scale(distribution: dict[str, float], temperature: float) -> dict[str, float
     """Renormalize p(letter)^(1/T) over the letters: softmax(log p / T), the exp of log_scale.
 
     A letter at probability 0 stays at 0 for every T. So does a step where
-    every valid letter was missing (all of its mass off-label; one CLINC150
-    calib answer): the result is all zeros, and its confidence stays 0.
+    every valid letter was missing (all of its mass off-label; it happens on
+    a calib answer of a later post's dataset): the result is all zeros, and its confidence stays 0.
     Raises ValueError for T <= 0.
     """
     return {letter: math.exp(value) for letter, value in log_scale(distribution, temperature).items()}

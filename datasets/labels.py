@@ -1,9 +1,9 @@
 """The types every dataset of the series shares: a message, an intent with its code, a group, a label set.
 
-A label file (banking77.json, clinc150.json; format in datasets/README.md)
+A label file (banking77.json; format in datasets/README.md)
 gives each intent a group letter and a letter inside its group: the code the
 model answers with, such as ``C-F``. read_label_file() reads one and checks
-its structure; each dataset module (banking77.py, clinc150.py) adds its
+its structure; each dataset module (banking77.py) adds its
 loaders and its check against the data.
 """
 from __future__ import annotations
@@ -61,7 +61,7 @@ class LabelSet:
     """The groups of a label file and the training rows held out for calibration.
 
     calibration_rows: 0-based rows of the split the calibration messages come from,
-    never used as examples (BANKING77: train.csv, 10 per intent; CLINC150: see clinc150.py).
+    never used as examples (BANKING77: train.csv, 10 per intent; another dataset: see its module).
     """
     groups: tuple[Group, ...]
     calibration_rows: tuple[int, ...]
@@ -113,7 +113,7 @@ def read_label_file(path: Path, n_intents: int, dataset: str) -> LabelSet:
 
     Checks the structure only: group letters unique A-Z, intent letters unique
     A-Z within their group, every intent name once, ``n_intents`` intents in all
-    (77 for BANKING77, 151 for CLINC150; ``dataset`` only names it in the error).
+    (77 for BANKING77; ``dataset`` only names it in the error).
     Each dataset's ``check_labels`` compares the file with its data.
     Raises ValueError with a sentence naming the first problem found.
     """
@@ -160,8 +160,8 @@ def spread(messages: list[Message]) -> list[Message]:
     sorts by it, ties in order of the intents' first appearance. So the first
     messages are one per intent, and when every intent has as many messages
     (BANKING77's splits) the whole order is plain round-robin: the next 77 are
-    the second of each, and so on. An intent with more messages (CLINC150's
-    1,000 out-of-scope test messages) then comes up more often all along,
+    the second of each, and so on. An intent with more messages (an out-of-scope
+    intent with a thousand test messages, say) then comes up more often all along,
     instead of filling the end. Deterministic; a full split keeps every
     message once.
     """

@@ -3,13 +3,14 @@
     python3 tests/readme_commands.py            # run the offline commands, show what differs
     python3 tests/readme_commands.py --list     # every command with its kind, and the counts
     python3 tests/readme_commands.py --update   # rewrite the shown output of the offline console blocks
+    python3 tests/readme_commands.py 08-routes/README.md   # only the commands of one file
 
 The plot scripts need matplotlib: without it, the command line reruns itself
 with .venv/bin/python (made by `python3 run_tests.py`) when there is one.
 tests/test_readme_commands.py runs the same commands under pytest.
 
-The convention for commands in README.md files
-----------------------------------------------
+The convention for commands in the .md files (README.md, BEYOND.md...)
+---------------------------------------------------------------------
 - A command whose output the README shows is a ```console block: a line
   `$ <command>`, then what it prints on stdout, exactly. A line that is only
   `...` stands for any number of lines (for long outputs the README trims).
@@ -28,9 +29,10 @@ The kinds of command
 --------------------
 A command is `python3 <script> ...` or `python3 -c "<code>"`. It needs a
 server when its script (or code) imports `Client` from llama_http at the top
-level, that is outside any function (02's prompt.py imports it inside main()
-only for --count, so `prompt.py --grammar` is offline). The script itself
-decides, not the modules it imports.
+level, that is outside any function, or imports at the top level a module of
+the repository that does (03's run.py gets its client from typed_lines.py).
+02's prompt.py imports Client inside main() only for --count, so
+`prompt.py --grammar` is offline.
 
 - offline console: run, stdout compared with the block (`...` matching any lines);
 - offline sh: run, exit status 0 required;
@@ -299,10 +301,11 @@ def _sh_block(lines: list[str], start: int, end: int, file: str) -> list[Command
 
 
 def readme_files(root: Path = ROOT) -> list[str]:
-    """The README.md files git tracks, relative to root."""
+    """The .md files git tracks, relative to root: every README.md, and beside a post's README the BEYOND.md
+    of what goes beyond the post (and the like)."""
     listed = subprocess.run(["git", "ls-files", "-z", "*.md"], cwd=root, capture_output=True, text=True,
                             check=True).stdout
-    return sorted(name for name in listed.split("\0") if Path(name).name == "README.md")
+    return sorted(filter(None, listed.split("\0")))
 
 
 def collect(root: Path = ROOT) -> list[Command]:
@@ -330,6 +333,38 @@ def imports_client(source: str) -> bool:
                and any(alias.name == "Client" for alias in node.names) for node in _outside_functions(tree))
 
 
+def top_level_imports(source: str) -> set[str]:
+    """The top-level names of the modules the code imports outside any function or class."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return set()
+    names = set()
+    for node in _outside_functions(tree):
+        if isinstance(node, ast.Import):
+            names |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module.split(".")[0])
+    return names
+
+
+@functools.lru_cache(maxsize=None)
+def module_paths(root: Path) -> dict[str, Path]:
+    """Module name -> file of the top-level .py files of the post folders and datasets/ (series.py's folders)."""
+    return {path.stem: path for folder in sorted(root.iterdir())
+            if folder.is_dir() and (folder.name[:2].isdigit() or folder.name == "datasets")
+            for path in sorted(folder.glob("*.py"))}
+
+
+def needs_server(source: str, root: Path = ROOT, seen: frozenset[str] = frozenset()) -> bool:
+    """imports_client(source), or a repository module it imports at the top level needs the server (recursively)."""
+    if imports_client(source):
+        return True
+    modules = module_paths(root)
+    return any(needs_server(_source(modules[name]), root, seen | {name})
+               for name in sorted(top_level_imports(source) - seen) if name in modules)
+
+
 def _outside_functions(node: ast.AST):
     """The nodes below node that are not inside a function or class body."""
     for child in ast.iter_child_nodes(node):
@@ -354,7 +389,7 @@ def classify(command: Command, root: Path = ROOT) -> Kind:
     offline = f"offline {command.block}"
     if argv[1] == "-c":
         code = argv[2] if len(argv) > 2 else ""
-        kind = "parse-only" if imports_client(code) else offline
+        kind = "parse-only" if needs_server(code, root) else offline
         return Kind(kind, code, tuple(argv[3:]), inline_code=True)
     if argv[1].startswith("-"):
         return Kind("not run", reason=f"python3 {argv[1]} runs no script of the repository")
@@ -363,8 +398,8 @@ def classify(command: Command, root: Path = ROOT) -> Kind:
         return Kind("not run", script, args, reason=NOT_RUN_SCRIPTS[script])
     path = root / script
     source = _source(path)
-    if not imports_client(source):
-        if any(imports_client(_source(root / earlier)) for earlier in command.earlier):
+    if not needs_server(source, root):
+        if any(needs_server(_source(root / earlier), root) for earlier in command.earlier):
             # It reads what a server command before it in the block writes (02's compare.py after run.py).
             return Kind("parse-only", script, args)
         return Kind(offline, script, args)
@@ -545,8 +580,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--list", action="store_true", help="list every command with its kind, run nothing")
     parser.add_argument("--update", action="store_true",
                         help="rewrite the shown output of offline console blocks with what the commands print")
+    parser.add_argument("files", nargs="*", help="only the commands of these .md files (default: every one)")
     args = parser.parse_args(argv)
-    commands = collect()
+    commands = [command for command in collect() if not args.files or command.file in args.files]
     kinds = {command.id: classify(command) for command in commands}
     if args.list:
         for command in commands:

@@ -14,6 +14,7 @@ import pytest
 from clinc150 import (CALIB_OOS_SPLIT, CALIB_SPLIT, DATA_SHA256, LABELS_FILE, check_labels,
                       load_domains, load_labels, load_rows, load_split)
 from datafiles import DATA_ENV, DatasetUnavailable
+from decision import ask_code
 from grammar_codes import grammar_codes
 from labels import spread
 from make_banking77 import normalise
@@ -264,3 +265,33 @@ def test_the_registry_finds_clinc150_from_post_07_with_its_out_of_scope_code():
     assert clinc.post == 7 and clinc.out_of_scope_intents == {"oos"} and clinc.out_of_scope_codes() == {"K-A"}
     assert (clinc.split_size("calib"), clinc.split_size("test")) == (850, 5500)
     assert clinc.results_name("test", "shortlist5") == "clinc150-shortlist5-test.jsonl"
+
+
+def test_clinc150_grammar_single_intent_rule_is_accepted_and_gives_the_out_of_scope_code(client):
+    import dataclasses
+
+    from prompt import load_prompt
+    prompt = load_prompt("clinc150")
+    # Keep only the out-of-scope group: the one rule with a single allowed intent letter.
+    alternatives = prompt.grammar.split("::=", 1)[1].split("|")
+    rule = next(alternative.strip() for alternative in alternatives if alternative.strip().startswith('("K-"'))
+    assert rule == '("K-" [A])'
+    only_k = dataclasses.replace(prompt, grammar=f"root ::= {rule}\n")
+    reply = ask_code(client, only_k, "what is the airspeed velocity of an unladen swallow")
+    assert reply.status == "ok" and reply.code == "K-A"
+    assert prompt.codes["K-A"].intent == "oos"
+
+
+def test_clinc150_run_writes_lines_with_codes_of_its_label_set(client, tmp_path, run_script):
+    from prompt import load_prompt
+    codes = load_prompt("clinc150").codes
+    out = tmp_path / "clinc150-test.jsonl"
+    result = run_script("03-where-confidence-comes-from/run.py", "--dataset", "clinc150", "--split", "test",
+                        "--limit", "3", "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    assert "clinc150 test" in result.stdout
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(records) == 3
+    for record in records:
+        assert record["status"] == "ok" and record["code"] in codes and record["gold_code"] in codes
+        assert record["correct"] == (record["code"] == record["gold_code"])

@@ -115,7 +115,7 @@ def test_truncated_code_is_refused(prompt):
 
 def test_the_end_token_after_a_two_token_code_is_not_part_of_it(prompt):
     # A retry with room for 3 tokens can write 'C', '-F' and then the end-of-generation token, listed with
-    # empty text (seen on BANKING77 test-974 with a shortlist grammar): the answer is the 2-token one.
+    # empty text (seen on a BANKING77 test message with a narrower grammar): the answer is the 2-token one.
     intent_step = [candidate("-F", 0.5), candidate("-A", 0.3), candidate("-", 0.1), candidate("-Z", 0.05)]
     end = [candidate("", 0.9, token_id=151645), candidate("C", 0.05)]
     two = typed_answer(response("C-F", [("C", GROUP_STEP), ("-F", intent_step)]), prompt, 2)

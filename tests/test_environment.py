@@ -13,6 +13,7 @@ from pathlib import Path
 
 from datafiles import DATA_ENV, cache_dir
 from readme_commands import repository_copy
+from registry import DATASETS
 from run_tests import dataset_mirror
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -41,13 +42,13 @@ def test_the_dataset_tests_pass_in_a_clone_without_the_mirror_with_the_data_in_t
     checkout = repository_copy(tmp_path / "clone")  # nothing called shared/ next to it
     source = Path(os.environ[DATA_ENV]) if DATA_ENV in os.environ else cache_dir()
     cache = tmp_path / "cache"
-    for dataset in ("banking77", "clinc150"):
+    for dataset in DATASETS:
         shutil.copytree(source / dataset, cache / "typed-decisions" / "datasets" / dataset)
     env = {name: value for name, value in os.environ.items() if name != DATA_ENV}
     env.update(XDG_CACHE_HOME=str(cache), PYTHONDONTWRITEBYTECODE="1",
                PATH=os.pathsep.join([str(Path(sys.prefix) / "bin"), os.environ.get("PATH", "")]))
     result = subprocess.run([sys.executable, "-m", "pytest", "--offline", "-q", "-p", "no:cacheprovider",
-                             "tests/test_banking77.py", "tests/test_clinc150.py"],
+                             *(f"tests/test_{dataset}.py" for dataset in DATASETS)],
                             cwd=checkout, capture_output=True, text=True, env=env, timeout=900)
     assert result.returncode == 0, "\n".join((result.stdout + result.stderr).splitlines()[-30:])
     assert " passed" in result.stdout and "error" not in result.stdout.splitlines()[-1]

@@ -196,33 +196,3 @@ def test_confidence_run_writes_five_well_formed_lines_and_a_rerun_adds_none(clie
     second = run_script("03-where-confidence-comes-from/run.py", "--split", "test", "--limit", "5", "--out", str(out))
     assert second.returncode == 0 and "0 to go" in second.stdout
     assert len(out.read_text().splitlines()) == 5
-
-
-def test_clinc150_grammar_single_intent_rule_is_accepted_and_gives_the_out_of_scope_code(client):
-    import dataclasses
-
-    from prompt import load_prompt
-    prompt = load_prompt("clinc150")
-    # Keep only the out-of-scope group: the one rule with a single allowed intent letter.
-    alternatives = prompt.grammar.split("::=", 1)[1].split("|")
-    rule = next(alternative.strip() for alternative in alternatives if alternative.strip().startswith('("K-"'))
-    assert rule == '("K-" [A])'
-    only_k = dataclasses.replace(prompt, grammar=f"root ::= {rule}\n")
-    reply = ask_code(client, only_k, "what is the airspeed velocity of an unladen swallow")
-    assert reply.status == "ok" and reply.code == "K-A"
-    assert prompt.codes["K-A"].intent == "oos"
-
-
-def test_clinc150_run_writes_lines_with_codes_of_its_label_set(client, tmp_path, run_script):
-    from prompt import load_prompt
-    codes = load_prompt("clinc150").codes
-    out = tmp_path / "clinc150-test.jsonl"
-    result = run_script("03-where-confidence-comes-from/run.py", "--dataset", "clinc150", "--split", "test",
-                        "--limit", "3", "--out", str(out))
-    assert result.returncode == 0, result.stderr
-    assert "clinc150 test" in result.stdout
-    records = [json.loads(line) for line in out.read_text().splitlines()]
-    assert len(records) == 3
-    for record in records:
-        assert record["status"] == "ok" and record["code"] in codes and record["gold_code"] in codes
-        assert record["correct"] == (record["code"] == record["gold_code"])

@@ -116,12 +116,12 @@ def test_prune_deletes_only_the_same_dataset_and_model_under_another_key(tmp_pat
     other_model = saved_file(tmp_path)
     other_model = SlotFile(tmp_path, "banking77", "another-model", KEY)
     other_model.path.write_bytes(b"x")
-    clinc = SlotFile(tmp_path, "clinc150", MODEL, dataclasses.replace(KEY, prompt_sha256="0" * 64))
-    clinc.path.write_bytes(b"x")
+    other_dataset = SlotFile(tmp_path, "otherset", MODEL, dataclasses.replace(KEY, prompt_sha256="0" * 64))
+    other_dataset.path.write_bytes(b"x")
     current = SlotFile(tmp_path, "banking77", MODEL, KEY)
     assert prune(current) == [old.path, old.sidecar]
     assert sorted(path.name for path in tmp_path.iterdir()) == sorted(
-        [current.path.name, current.sidecar.name, other_model.path.name, clinc.path.name])
+        [current.path.name, current.sidecar.name, other_model.path.name, other_dataset.path.name])
 
 
 # ---------------------------------------------------------------- the model's sha256
@@ -151,11 +151,11 @@ def test_a_url_model_without_a_record_is_hashed_once_and_recorded(tmp_path, caps
 
 
 def test_warm_without_a_server_started_by_this_script_is_one_line_and_exit_2(run_script, free_port):
-    result = run_script("00-setup/server.py", "warm", "clinc150", env={"LLAMA_URL": f"http://127.0.0.1:{free_port()}"})
+    result = run_script("00-setup/server.py", "warm", "banking77", env={"LLAMA_URL": f"http://127.0.0.1:{free_port()}"})
     assert result.returncode == 2
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and "no server started by this script on port" in lines[0]
-    assert "server.py start --dataset clinc150" in lines[0]
+    assert "server.py start --dataset banking77" in lines[0]
 
 
 # ---------------------------------------------------------------- real servers
