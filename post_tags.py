@@ -18,9 +18,9 @@ Then `git checkout post-03` gives a reader of post 03 exactly this:
   test files with none of these go in every tag. Test files that
   import this script test it against main's marker lines, which no tag
   carries, so they stay on main;
-- every README.md and pyproject.toml with the blocks of later posts removed:
-  `<!-- from post NN -->` ... `<!-- end -->` in a README.md (the top one, and
-  those of 00-setup/, datasets/ and results/, which every tag has) and
+- every .md file and pyproject.toml with the blocks of later posts removed:
+  `<!-- from post NN -->` ... `<!-- end -->` in a .md file (the top README,
+  and those of 00-setup/, datasets/ and results/, which every tag has) and
   `# from post NN` ... `# end` in pyproject.toml are kept only in tags >= NN
   (the marker lines themselves never), and the top README's rows
   `| [NN-folder](...) | ...` of the posts table only in tags >= NN;
@@ -300,8 +300,8 @@ def read_source(commit: str) -> Source:
 
 
 def is_readme(path: str) -> bool:
-    """A README.md anywhere in the tree (its blocks of later posts are filtered)."""
-    return PurePosixPath(path).name == "README.md"
+    """A .md file anywhere in the tree (a README.md, a post's BEYOND.md...): its blocks of later posts are filtered."""
+    return PurePosixPath(path).suffix == ".md"
 
 
 def is_label_file(path: str) -> bool:

@@ -30,7 +30,7 @@ Exempt, by this rule, as definitions, settings or arithmetic shown inline:
   threshold to talk about: "below 0.5"), and the bounds of a range written
   with a hyphen (0.33-0.47);
 - versions and dates (3.11.2, b11312, 2026-11-30), clock times (09:03), and
-  the number after "Python", "CC BY" and "load average" (a version, a
+  the number after "Python", "Ubuntu", "Debian", "CC BY" and "load average" (a version, a
   licence, the machine's load while a figure was measured);
 - a number followed by a unit of time, size or length: ms, s, min, minutes,
   hours, seconds, MB, GB, KB, bytes, tokens, tokens/s, cores, GiB (timings
@@ -56,7 +56,7 @@ SOURCES = re.compile(r"`python3 [^`]+`|`[\w./-]+\.py`|GB10|the series' post", re
 CONSOLE_NUMBER = re.compile(r"(?<![\w.])\d+(?:,\d{3})*(?:\.\d+)?")
 ARITHMETIC = re.compile(r"\d[\d,.]*%?\s*(?:[x×*/+]|\s-\s)\s*\d[\d,.]*%?(?:\s*(?:[x×*/+]|\s-\s)\s*\d[\d,.]*%?)*\s*=\s*\d[\d,.]*%?")
 INLINE = re.compile(r"`[^`]*`|<!--.*?-->|\]\([^)]*\)|https?://\S+")
-DATE = re.compile(r"\d{4}-\d{2}-\d{2}|\d{1,2}:\d{2}(:\d{2})?|\bb\d{3,}|(?:Python|CC BY|load average)\s+[\d.]+\+?")
+DATE = re.compile(r"\d{4}-\d{2}-\d{2}|\d{1,2}:\d{2}(:\d{2})?|\bb\d{3,}|(?:Python|Ubuntu|Debian|CC BY|load average)\s+[\d.]+\+?")
 
 
 @dataclass(frozen=True)
