@@ -35,15 +35,13 @@ from registry import DATASETS
 from results_record import parse_lines
 from saved_answers import own_results_path
 from summary import print_summary
-from typed_lines import add_run_arguments, start_run
+from typed_lines import add_run_arguments, parse_run_arguments, start_run
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_run_arguments(parser)
-    args = parser.parse_args()
-    if args.top_logprobs < 1:
-        parser.error("--top-logprobs must be 1 or more: confidence is read from the candidates")
+    args = parse_run_arguments(parser)
     out = args.out or own_results_path(args.dataset, args.split)
     messages = pick_messages(DATASETS[args.dataset].load_split(args.split), args, parser)
     run = start_run(args.dataset, args.top_logprobs)

@@ -75,6 +75,14 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
                         help="results file (default: 03-where-confidence-comes-from/results/<dataset>-<split>.jsonl)")
 
 
+def parse_run_arguments(parser: argparse.ArgumentParser) -> argparse.Namespace:
+    """parser.parse_args(), with --top-logprobs below 1 refused as a parser error (one line, exit 2)."""
+    args = parser.parse_args()
+    if args.top_logprobs < 1:
+        parser.error("--top-logprobs must be 1 or more: confidence is read from the candidates")
+    return args
+
+
 @dataclass(frozen=True)
 class TypedRun:
     """What every request of a run shares: the server, the prompt, the model's name, the request settings

@@ -31,7 +31,7 @@ from registry import DATASETS
 from results_record import ResultsLine, is_number, parse_lines
 from saved_answers import own_results_path
 from summary import print_summary
-from typed_lines import add_run_arguments, start_run
+from typed_lines import add_run_arguments, parse_run_arguments, start_run
 
 K = 5
 
@@ -103,9 +103,7 @@ def main() -> int:
     add_run_arguments(parser)
     parser.add_argument("--shortlist", type=int, default=K, metavar="K",
                         help=f"how many of the retriever's codes each request allows (default: {K})")
-    args = parser.parse_args()
-    if args.top_logprobs < 1:
-        parser.error("--top-logprobs must be 1 or more: confidence is read from the candidates")
+    args = parse_run_arguments(parser)
     if args.shortlist < 1:
         parser.error("--shortlist must be 1 or more")
     dataset = DATASETS[args.dataset]
