@@ -67,11 +67,31 @@ from prompt import load_prompt
 from registry import DATASETS
 from results_file import relative, replace_lines
 from results_record import ResultsLine, is_number
-from shortlist import line_shortlist, variant as shortlist_variant
 from saved_answers import add_dataset_argument, describe, own_results_path, read_split
 
 FLOOR = 1e-6
 MAX_NEWTON_STEPS = 100
+
+
+def shortlist_variant(k: int) -> str:
+    """The results-file variant of shortlist.py's runs with shortlists of k: "shortlist5"."""
+    return f"shortlist{k}"
+
+
+def line_shortlist(line: ResultsLine, where: str = "") -> tuple[tuple[str, float], ...]:
+    """The (code, retriever score) pairs of a shortlist line (its "shortlist" field), best first.
+
+    Raises ValueError naming `where` when the line has no shortlist or one
+    that is not a non-empty list of [code, score] pairs.
+    """
+    pairs = line.extra.get("shortlist")
+    if not (isinstance(pairs, list) and pairs and all(
+            isinstance(p, list) and len(p) == 2 and isinstance(p[0], str) and len(p[0]) == 3 and p[0][1] == "-"
+            and is_number(p[1]) for p in pairs)):
+        raise ValueError(f"{where or line.id}: field 'shortlist' is {pairs!r}: not a list of [code, score] pairs; "
+                         "not a line written by 08-routes/shortlist.py")
+    return tuple((code, score) for code, score in pairs)
+
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ definition: renormalized over the letters this narrower grammar allows at
 each step. Each line is run.py's plus "shortlist": the retriever's codes
 and scores, [[code, score], ...], best first; they go to
 03-where-confidence-comes-from/results/<dataset>-shortlistK-<split>.jsonl,
-where post 08's combined.py reads them.
+where combined.py reads them (combined.line_shortlist).
 """
 from __future__ import annotations
 
@@ -25,10 +25,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # puts the post folders on sys.path
 from batch import RunStopped, pick_messages, run_messages
+from combined import shortlist_variant
 from llama_http import exit_on_server_errors
 from prompt import Prompt, grammar_of
 from registry import DATASETS
-from results_record import ResultsLine, is_number, parse_lines
+from results_record import parse_lines
 from saved_answers import own_results_path
 from summary import print_summary
 from typed_lines import add_run_arguments, parse_run_arguments, start_run
@@ -78,26 +79,6 @@ def shortlist_of(ranking: list[tuple[str, float]], prompt: Prompt, k: int,
     return [(code, score.get(code, 0.0)) for code in codes]
 
 
-def variant(k: int) -> str:
-    """The results-file variant of shortlists of k: "shortlist5"."""
-    return f"shortlist{k}"
-
-
-def line_shortlist(line: ResultsLine, where: str = "") -> tuple[tuple[str, float], ...]:
-    """The (code, retriever score) pairs of a shortlist line (its "shortlist" field), best first.
-
-    Raises ValueError naming `where` when the line has no shortlist or one
-    that is not a non-empty list of [code, score] pairs.
-    """
-    pairs = line.extra.get("shortlist")
-    if not (isinstance(pairs, list) and pairs and all(
-            isinstance(p, list) and len(p) == 2 and isinstance(p[0], str) and len(p[0]) == 3 and p[0][1] == "-"
-            and is_number(p[1]) for p in pairs)):
-        raise ValueError(f"{where or line.id}: field 'shortlist' is {pairs!r}: not a list of [code, score] pairs; "
-                         "not a line written by 08-routes/shortlist.py")
-    return tuple((code, score) for code, score in pairs)
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_run_arguments(parser)
@@ -107,7 +88,7 @@ def main() -> int:
     if args.shortlist < 1:
         parser.error("--shortlist must be 1 or more")
     dataset = DATASETS[args.dataset]
-    out = args.out or own_results_path(args.dataset, args.split, variant(args.shortlist))
+    out = args.out or own_results_path(args.dataset, args.split, shortlist_variant(args.shortlist))
     messages = pick_messages(dataset.load_split(args.split), args, parser)
     run = start_run(args.dataset, args.top_logprobs)
     retriever = dataset.fit_retriever()

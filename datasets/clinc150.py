@@ -141,5 +141,5 @@ exactly one intent from the list below; a request that fits none of them gets K-
 scope). Answer with the code of that intent and nothing else: the group letter, a hyphen \
 and the intent letter, for example C-F."""
 # 151 intents with 3 examples give a system prompt of 7,018 tokens (2: 5,627;
-# measured in datasets/README.md), which leaves room in a 10,240-token context.
+# measured in datasets/clinc150.md), which leaves room in a 10,240-token context.
 PROMPT_EXAMPLES = 3

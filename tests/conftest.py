@@ -116,8 +116,17 @@ def client():
 
 @pytest.fixture(scope="session")
 def prompt():
+    """Post 02's prompt of BANKING77 (prompt.load_prompt): for the tests of post 02 on."""
     from prompt import load_prompt
     return load_prompt()
+
+
+@pytest.fixture(scope="session")
+def saved_prompt():
+    """BANKING77's saved prompt (registry.SavedPrompt: system and grammar), what the setup sends before post 02
+    exists: for the tests of 00-setup, which are in every tag."""
+    from registry import dataset_named
+    return dataset_named("banking77").saved_prompt()
 
 
 @pytest.fixture(scope="session")

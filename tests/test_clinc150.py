@@ -238,7 +238,7 @@ def test_prompt_has_the_chosen_number_of_examples_and_fits_the_context(prompt):
     assert prompt.system.count("\n  e.g. ") == 151
     for intent in prompt.intents.values():
         assert "  e.g. " + " | ".join(intent.examples[:clinc150.PROMPT_EXAMPLES]) + "\n" in prompt.system
-    # Measured: 27,221 characters = 7,018 tokens (3.88 characters a token, datasets/README.md).
+    # Measured: 27,221 characters = 7,018 tokens (3.88 characters a token, datasets/clinc150.md).
     # 31,000 characters is about 8,000 tokens, the budget in a 10,240-token context.
     assert len(prompt.system) <= 31_000
 

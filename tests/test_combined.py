@@ -10,10 +10,9 @@ import pytest
 import saved_answers
 from result_lines import partial_line, result_line
 from combined import (FLOOR, Candidate, Weights, candidates_of, combine, combined_record, fit_weights,
-                      log_likelihood_and_derivatives, newton_step)
+                      line_shortlist, log_likelihood_and_derivatives, newton_step)
 from results_record import ResultsLine
 from scipy.optimize import minimize
-from shortlist import line_shortlist
 
 
 def line(shortlist, code="A-B", groups=None, intents=None, gold="A-B"):

@@ -90,12 +90,12 @@ def test_a_script_whose_server_times_out_exits_2_with_one_line_that_is_not_about
 
 # ---------------------------------------------------------------- the same on the real server
 
-def test_a_read_timeout_on_the_real_server_says_it_may_still_be_processing(client, prompt):
+def test_a_read_timeout_on_the_real_server_says_it_may_still_be_processing(client, saved_prompt):
     impatient = Client(client.url, timeout_s=0.05)
-    messages = [{"role": "system", "content": prompt.system},
+    messages = [{"role": "system", "content": saved_prompt.system},
                 {"role": "user", "content": f"a message the server has not seen yet {time.time()}"}]
     with pytest.raises(ServerTimeout, match="may still"):
-        impatient.chat(messages, temperature=0.0, max_tokens=2, grammar=prompt.grammar)
+        impatient.chat(messages, temperature=0.0, max_tokens=2, grammar=saved_prompt.grammar)
     assert client.get("/health")["status"] == "ok"  # the server goes on
 
 

@@ -18,7 +18,7 @@ def test_built_server_reports_the_pinned_build_and_commit():
     assert f"build {LLAMA_CPP_BUILD}, commit {LLAMA_CPP_COMMIT}" in version
 
 
-def test_server_fingerprint_names_the_build(client, prompt):
+def test_server_fingerprint_names_the_build(client, saved_prompt):
     reply = client.chat([{"role": "user", "content": "hi"}], max_tokens=1)
     assert reply.body["system_fingerprint"] == f"b{LLAMA_CPP_BUILD}-{LLAMA_CPP_COMMIT}"
     assert client.model_info()["build"] == f"b{LLAMA_CPP_BUILD}-{LLAMA_CPP_COMMIT}"

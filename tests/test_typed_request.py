@@ -20,8 +20,8 @@ from typed_request import TOP_LOGPROBS, check_reply, probe
 
 # ---------------------------------------------------------------- the real server
 
-def test_the_probe_passes_on_the_test_server_with_one_entry_and_30_candidates_per_token(client, prompt):
-    reply = probe(client, prompt)
+def test_the_probe_passes_on_the_test_server_with_one_entry_and_30_candidates_per_token(client, saved_prompt):
+    reply = probe(client, saved_prompt)
     steps = reply.body["choices"][0]["logprobs"]["content"]
     assert len(steps) == reply.body["usage"]["completion_tokens"]
     assert all(len(s["top_logprobs"]) == TOP_LOGPROBS for s in steps)
@@ -50,51 +50,51 @@ def second_server(client, *extra: str):
         process.wait(timeout=30)
 
 
-def test_the_probe_stops_a_server_that_decodes_speculatively(client, prompt):
+def test_the_probe_stops_a_server_that_decodes_speculatively(client, saved_prompt):
     with second_server(client, "--spec-type", "ngram-simple") as speculative:
         with pytest.raises(ServerUnfit, match="speculative decoding is on \\(/slots says speculative: true\\)"):
-            probe(speculative, prompt)
+            probe(speculative, saved_prompt)
 
 
 # ---------------------------------------------------------------- shapes llama-server does not send
 
-def test_a_template_that_refuses_the_system_role_is_named(prompt):
+def test_a_template_that_refuses_the_system_role_is_named(saved_prompt):
     with FakeServer(fake_llama(chat=lambda body: SYSTEM_REFUSED)) as fake:
         with pytest.raises(ServerUnfit, match="the chat template refuses the system message "
                                               "\\(HTTP 500: System role not supported\\)"):
-            probe(Client(fake.url), prompt)
+            probe(Client(fake.url), saved_prompt)
         assert fake.count("POST", "/v1/chat/completions") == 1  # one probe request, not a run of them
 
 
-def test_the_warm_up_reports_a_refused_request_instead_of_success(prompt, capsys):
+def test_the_warm_up_reports_a_refused_request_instead_of_success(saved_prompt, capsys):
     with FakeServer(fake_llama(chat=lambda body: SYSTEM_REFUSED)) as fake:
         with pytest.raises(ServerUnfit, match="refuses the system message"):
             server.warm_up(Client(fake.url))
     assert "warm-up done" not in capsys.readouterr().out
 
 
-def test_a_template_that_drops_the_system_message_is_named(prompt):
+def test_a_template_that_drops_the_system_message_is_named(saved_prompt):
     dropped = fake_llama(template=lambda body: (200, {"prompt": "<|im_start|>user\nhello<|im_end|>\n"}))
     with FakeServer(dropped) as fake:
         with pytest.raises(ServerUnfit, match="leaves the system message out of the prompt"):
-            probe(Client(fake.url), prompt)
+            probe(Client(fake.url), saved_prompt)
 
 
-def test_logprobs_null_is_named_as_the_missing_feature(prompt):
+def test_logprobs_null_is_named_as_the_missing_feature(saved_prompt):
     def no_logprobs(body):
         status, answer = 200, reply_body()
         answer["choices"][0]["logprobs"] = None
         return status, answer
     with FakeServer(fake_llama(chat=no_logprobs)) as fake:
         with pytest.raises(ServerUnfit, match='"logprobs": null'):
-            probe(Client(fake.url), prompt)
+            probe(Client(fake.url), saved_prompt)
 
 
-def test_speculative_types_in_props_count_where_slots_are_off(prompt):
+def test_speculative_types_in_props_count_where_slots_are_off(saved_prompt):
     props = {**PROPS, "default_generation_settings": {"params": {"speculative.types": "draft-simple"}}}
     with FakeServer(fake_llama(props=props, slots=(501, {"error": {"message": "no slots"}}))) as fake:
         with pytest.raises(ServerUnfit, match="speculative.types 'draft-simple'"):
-            probe(Client(fake.url), prompt)
+            probe(Client(fake.url), saved_prompt)
 
 
 def test_a_backend_with_bytes_but_no_ids_passes():
