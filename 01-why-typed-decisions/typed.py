@@ -54,11 +54,11 @@ def code_and_confidence(reply: dict, codes: set[str]) -> tuple[str | None, float
     for step in reply["choices"][0]["logprobs"]["content"]:
         if written == code:
             break  # the end-of-generation token after a complete code
-        chosen = letter_of(written + step["token"])
+        chosen = letter_of(written + step["token"]) if step["token"] else None
         if chosen is not None:
             mass = {}
-            for candidate in step["top_logprobs"]:
-                letter = letter_of(written + candidate["token"])
+            for candidate in step["top_logprobs"]:  # "" (the end token) writes nothing, so no letter
+                letter = letter_of(written + candidate["token"]) if candidate["token"] else None
                 if letter is not None:
                     mass[letter] = mass.get(letter, 0.0) + math.exp(candidate["logprob"])
             confidence *= mass.get(chosen, 0.0) / sum(mass.values()) if mass else 0.0

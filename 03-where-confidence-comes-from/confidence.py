@@ -9,7 +9,7 @@ that write a letter the grammar allows there, and renormalizes:
 
     mass = {}
     for c in candidates:                         # the top_logprobs list at one step
-        letter = letter_of(before + c["token"], prompt)   # this step's letter, or None
+        letter = letter_of(before + c["token"], prompt) if c["token"] else None  # "" writes no letter
         if letter is not None:
             mass[letter] = mass.get(letter, 0.0) + math.exp(c["logprob"])
     total = sum(mass.values())
@@ -97,11 +97,14 @@ class TypedAnswer:
 
 
 def letter_of(text: str, prompt: Prompt) -> str | None:
-    """The letter that `text` (the code so far plus one candidate token) writes at this step, or None.
+    """The letter that `text` (the code so far plus one candidate token) writes, or None.
 
     A group letter for a group's letter alone ("C"); an intent letter for a
     full code of the table ("C-F": "F"); None for anything else: "The", " C"
-    (a space is not the letter), "C-" (a hyphen is no decision), "C-Z".
+    (a space is not the letter), "C-" (a hyphen is no decision), "C-Z". A
+    candidate that writes nothing (the end-of-generation token, text "")
+    leaves the code so far as it was, so it writes no letter at this step:
+    the callers skip it before asking.
     """
     if len(text) == 1 and text in prompt.group_letters:
         return text
@@ -143,7 +146,7 @@ def renormalize(candidates: list[dict], before: str, prompt: Prompt, chosen: str
         unusable = value is None or value <= LOGPROB_FLOOR
         flagged += unusable
         seen.append((token, -math.inf if value is None else value))
-        letter = letter_of(before + token, prompt)
+        letter = letter_of(before + token, prompt) if token else None  # "" writes nothing: no letter
         if letter is not None:
             mass[letter] = mass.get(letter, 0.0) + (0.0 if unusable else math.exp(value))
     total = sum(mass.values())
@@ -195,7 +198,7 @@ def typed_answer(response: dict, prompt: Prompt, asked: int) -> TypedAnswer:
         if written == code and text == "":
             break
         used.append(token)
-        letter = letter_of(written + text, prompt)
+        letter = letter_of(written + text, prompt) if text else None
         if letter is not None:
             decisions.append((written, letter, token))
         written += text

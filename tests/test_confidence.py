@@ -239,3 +239,13 @@ def test_logprobs_null_names_the_missing_feature_not_the_tokens(prompt):
     body = {"choices": [{"message": {"content": "C-F"}, "finish_reason": "length", "logprobs": None}]}
     with pytest.raises(ServerUnfit, match='"logprobs": null.*does not return token logprobs'):
         typed_answer(body, prompt, 30)
+
+
+def test_the_end_token_among_the_candidates_is_no_letter(prompt):
+    # At the intent step of group C the server lists '' (end of generation) too: "C" + "" must not read as the
+    # group letter C again, which is also an intent letter of group C (C-C). -F 0.5, -C 0.2, '' 0.2:
+    # P(F | C) = 0.5 / 0.7, P(C | C) = 0.2 / 0.7, off-label 0.3.
+    step = renormalize([candidate("-F", 0.5), candidate("-C", 0.2), candidate("", 0.2)], "C", prompt, "F")
+    assert step.distribution["F"] == pytest.approx(5 / 7) and step.distribution["C"] == pytest.approx(2 / 7)
+    assert step.off_label_mass == pytest.approx(0.3)
+    assert sum(step.distribution.values()) == pytest.approx(1.0)

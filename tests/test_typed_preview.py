@@ -23,18 +23,22 @@ def reply(content: str, steps: list[tuple[str, list[dict]]]) -> dict:
 
 
 GROUP = [candidate("C", 0.6), candidate("A", 0.2), candidate(" C", 0.1), candidate("Hello", 0.05)]
-TWO = reply("C-F", [("C", GROUP), ("-F", [candidate("-F", 0.5), candidate("-A", 0.3), candidate("-", 0.1)])])
+TWO = reply("C-F", [("C", GROUP), ("-F", [candidate("-F", 0.5), candidate("-C", 0.3), candidate("", 0.1)])])
 THREE = reply("C-F", [("C", GROUP), ("-", [candidate("-", 0.9)]), ("F", [candidate("F", 0.4), candidate("B", 0.4)])])
-END = reply("C-F", [("C", GROUP), ("-F", [candidate("-F", 0.5), candidate("-A", 0.3)]), ("", [candidate("", 0.9)])])
+END = reply("C-F", [("C", GROUP), ("-F", [candidate("-F", 0.5), candidate("-C", 0.3), candidate("", 0.1)]),
+                    ("", [candidate("", 0.9)])])
 
 
-@pytest.mark.parametrize("body", [TWO, THREE, END], ids=["two tokens", "three tokens", "end token after the code"])
-def test_the_preview_gives_confidence_py_s_numbers_on_hand_made_replies(prompt, body):
-    # TWO: 0.6 / 0.8 x 0.5 / 0.8 = 0.46875; THREE: 0.75 x 0.4 / 0.8 = 0.375
+@pytest.mark.parametrize("body, expected", [(TWO, 0.46875), (THREE, 0.375), (END, 0.46875)],
+                         ids=["two tokens", "three tokens", "end token after the code"])
+def test_the_preview_gives_confidence_py_s_numbers_on_hand_made_replies(prompt, body, expected):
+    # TWO: 0.6 / 0.8 x 0.5 / 0.8 = 0.46875 (the end token '' is no letter, though "C" + "" reads as C);
+    # THREE: 0.75 x 0.4 / 0.8 = 0.375; END: TWO's steps, then the end token after the full code
     code, confidence = code_and_confidence(body, set(prompt.codes))
     fewest = min(len(step["top_logprobs"]) for step in body["choices"][0]["logprobs"]["content"])
     answer = typed_answer(body, prompt, fewest)
-    assert code == answer.code and confidence == pytest.approx(answer.confidence, abs=1e-12)
+    assert code == answer.code == "C-F"
+    assert confidence == pytest.approx(answer.confidence, abs=1e-12) == pytest.approx(expected)
 
 
 def test_the_preview_gives_no_code_and_zero_for_half_a_code(prompt):
