@@ -29,6 +29,7 @@ The API is llama.cpp's tools/server/README.md: /health, /props, /slots,
 """
 from __future__ import annotations
 
+import base64
 import http.client
 import json
 import math
@@ -42,6 +43,8 @@ from dataclasses import dataclass
 
 DEFAULT_URL = "http://127.0.0.1:8080"
 TIMEOUT_ENV = "LLAMA_TIMEOUT"
+# A server started with --api-key wants this key as a bearer token; it is sent, never printed.
+API_KEY_ENV = "LLAMA_API_KEY"
 # Seconds to wait for an answer: at least the longest prefill to expect. The longest
 # prompt is a whole context (10,240 tokens: the system prompt not cached yet and a
 # long message); the slowest prefill measured here is the 1.5B warm-up on 2 shared
@@ -74,6 +77,15 @@ def timeout_seconds() -> float:
     if not (math.isfinite(value) and value > 0):
         raise ValueError(f"{TIMEOUT_ENV} must be a number of seconds above 0, like {TIMEOUT_ENV}=2400, not {text!r}")
     return value
+
+
+def split_credentials(url: str) -> tuple[str, str | None]:
+    """(url without its user info, "user:password" or None): a URL is printed only without the first part."""
+    parsed = urllib.parse.urlsplit(url)
+    if "@" not in parsed.netloc:
+        return url, None
+    userinfo, host = parsed.netloc.rsplit("@", 1)
+    return urllib.parse.urlunsplit(parsed._replace(netloc=host)), urllib.parse.unquote(userinfo)
 
 
 def server_command(url: str, command: str) -> str:
@@ -158,14 +170,26 @@ class Client:
     """
 
     def __init__(self, url: str | None = None, timeout_s: float | None = None):
-        self.url = (url or server_url()).rstrip("/")
+        # self.url is the one that is printed: user info (user:password@) is taken out and sent as a header.
+        self.url, credentials = split_credentials((url or server_url()).rstrip("/"))
         parsed = urllib.parse.urlsplit(self.url)
         if parsed.scheme != "http" or not parsed.hostname:
             raise ValueError(f"LLAMA_URL must look like http://127.0.0.1:8080, got {self.url!r}")
+        try:
+            self.port = parsed.port or 80
+        except ValueError:
+            raise ValueError(f"LLAMA_URL has a port that is not a number from 1 to 65535: {self.url!r}") from None
         self.host = parsed.hostname
-        self.port = parsed.port or 80
         self.timeout_s = timeout_seconds() if timeout_s is None else timeout_s
+        self._auth: dict[str, str] = {}
+        if credentials:
+            self._auth["Authorization"] = "Basic " + base64.b64encode(credentials.encode()).decode()
+        if os.environ.get(API_KEY_ENV):
+            self._auth["Authorization"] = f"Bearer {os.environ[API_KEY_ENV]}"
         self._local = threading.local()
+
+    def __repr__(self) -> str:
+        return f"Client({self.url!r})"  # never the credentials
 
     def _connection(self) -> http.client.HTTPConnection:
         """This thread's connection, open and unused since its last answer.
@@ -207,7 +231,7 @@ class Client:
         docstring).
         """
         data = None if payload is None else json.dumps(payload).encode()
-        headers = {"Content-Type": "application/json"} if data else {}
+        headers = {**({"Content-Type": "application/json"} if data else {}), **self._auth}
         start = time.perf_counter()
         conn = self._connection()
         try:
@@ -233,6 +257,10 @@ class Client:
             body = {"error": {"message": raw.decode(errors="replace")[:200]}}
         if response.status == 503:
             raise ServerLoading(f"llama-server at {self.url} is still loading the model")
+        if response.status == 401:
+            hint = "the key in " + API_KEY_ENV + " is not the server's" if API_KEY_ENV in os.environ else (
+                f"set {API_KEY_ENV} to the server's --api-key")
+            raise ServerError(401, f"llama-server at {self.url} wants an API key: {hint}", {})
         if response.status >= 400:
             error = body.get("error", body) if isinstance(body, dict) else {}
             message = error.get("message", str(error)) if isinstance(error, dict) else str(error)

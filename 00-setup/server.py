@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import ipaddress
 import json
 import os
 import re
@@ -47,7 +48,7 @@ from pathlib import Path, PurePosixPath
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # puts the post folders on sys.path
-from llama_http import (Client, Reply, ServerError, ServerLoading, ServerUnreachable, exit_on_server_errors,
+from llama_http import (API_KEY_ENV, Client, Reply, ServerError, ServerLoading, ServerUnreachable, exit_on_server_errors,
                         server_command, server_url)
 from registry import DATASETS, dataset_named
 from slot_cache import (NotSaved, SlotFile, Unusable, check_saved, prune, restore, save, server_key, sha256_of,
@@ -356,7 +357,16 @@ def build_server(jobs: int | None = None) -> Path:
 
 # ---------------------------------------------------------------- models
 
+# A model name is a file name in the models folder: no path, nothing that could leave the folder.
+MODEL_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+
+
 def resolve_model(name: str) -> str:
+    """The full name of a packaged model's short name, else name; SetupError for a name that is not a plain
+    file name (a slash, "..", a leading dot or another character outside A-Z a-z 0-9 . _ -)."""
+    if not MODEL_NAME.fullmatch(name) or ".." in name:
+        raise SetupError(f"model name {name!r} must be a plain name (letters, digits, '.', '_', '-'): it names "
+                         f"a file in {MODELS}")
     return SHORT_NAMES.get(name, name)
 
 
@@ -406,7 +416,7 @@ def install_url_model(url: str, sha256: str, name: str) -> Path:
     Raises SetupError when the download fails or the checksum differs; a
     wrong file is never left in the models folder.
     """
-    path = MODELS / f"{name}.gguf"
+    path = MODELS / f"{resolve_model(name)}.gguf"
     if not (path.exists() and sha256_of(path) == sha256.lower()):
         download_checked(url, sha256, path, f"{name}.gguf")
     sha256_record(path).write_text(f"{sha256.lower()}  {path.name}\n")
@@ -450,7 +460,13 @@ def pid_file(port: int) -> Path:
 
 
 def running(port: int) -> dict | None:
-    """The pid record of the server this script started on port, if it is alive."""
+    """The pid record of the server this script started on port, if that process is alive and is it.
+
+    A pid file whose process has exited is removed. One whose pid now belongs
+    to another program (pids are reused; the file may also have been edited)
+    raises SetupError instead of being trusted: `stop` must never signal a
+    process it did not start.
+    """
     path = pid_file(port)
     if not path.exists():
         return None
@@ -460,7 +476,35 @@ def running(port: int) -> dict | None:
     except ProcessLookupError:
         path.unlink()
         return None
+    if not is_our_server(record):
+        raise SetupError(f"{path} names pid {record['pid']}, which is not the llama-server this script started "
+                         f"({record.get('command', ['?'])[0]}); nothing was signalled. Remove that file if the "
+                         "server is gone")
     return record
+
+
+def is_our_server(record: dict) -> bool:
+    """Whether process record["pid"] runs the binary record["command"] names (from /proc/<pid>/cmdline; where
+    there is no /proc, by the pid alone)."""
+    cmdline = Path(f"/proc/{record['pid']}/cmdline")
+    if not Path("/proc/self/cmdline").exists():
+        return True
+    try:
+        argv = cmdline.read_bytes().split(b"\0")
+    except OSError:
+        return False
+    command = record.get("command") or []
+    return bool(command) and argv[:1] == [os.fsencode(command[0])]
+
+
+def is_loopback(host: str) -> bool:
+    """Whether host is this machine only: localhost or a loopback address (127.0.0.0/8, ::1)."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def free_port() -> int:
@@ -484,8 +528,8 @@ def start_server(model_name: str, host: str = "127.0.0.1", timeout_s: float = 30
     seconds for the model to load. Raises SetupError when the port is taken
     by another process or the server exits or does not get ready in time.
     """
-    url = url or server_url()
-    client = Client(url)
+    client = Client(url or server_url())
+    url = client.url  # printed and recorded without any user info of LLAMA_URL
     port = client.port
     binary = build_server()
     model_path = install_model(model_name)
@@ -514,6 +558,16 @@ def start_server(model_name: str, host: str = "127.0.0.1", timeout_s: float = 30
         "--ctx-size", str(parallel * context_per_slot), "--parallel", str(parallel),
         "--reasoning", "off", "--jinja", "--no-webui", "--slot-save-path", str(slots),
     ]
+    if not is_loopback(host):
+        say(f"warning: llama-server will listen on {host}, so other machines can reach it"
+            + ("" if os.environ.get(API_KEY_ENV) else f"; set {API_KEY_ENV} to make it ask for a key"))
+    if os.environ.get(API_KEY_ENV):
+        # In a file only the owner can read, not on the command line that `ps` shows every user.
+        key_file = RUN / f"llama-server-{port}.key"
+        key_file.touch(mode=0o600)
+        key_file.chmod(0o600)
+        key_file.write_text(os.environ[API_KEY_ENV])
+        command += ["--api-key-file", str(key_file)]
     started = time.monotonic()
     with open(log, "w") as out:
         process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)

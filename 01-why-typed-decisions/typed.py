@@ -23,6 +23,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # puts the post folders on sys.path
 from banking77 import load_labels, load_split
+from labels import printable
 from customer_messages import TYPED
 from llama_http import Client, chat, exit_on_server_errors
 from registry import dataset_named
@@ -97,7 +98,7 @@ def main() -> int:
         reply = ask(client, prompt.system, prompt.grammar, set(intent_of), text)
         ms = (time.perf_counter() - started) * 1000
         code, confidence = code_and_confidence(reply, set(intent_of))
-        print(text)
+        print(printable(text))
         if code is None:
             print(f"  -> no code ({reply['choices'][0]['message']['content']!r}, {ms:.0f} ms)")
         else:

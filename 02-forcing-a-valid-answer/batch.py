@@ -16,7 +16,7 @@ from typing import Callable
 from labels import Message, split_code, spread
 from decision import CodeReply
 from prompt import Prompt
-from results_file import ResultsFile
+from results_file import ResultsFile, relative
 
 # This many error lines in a row stop a run: the server has stopped answering
 # typed requests, and going on would only write more error lines.
@@ -73,12 +73,18 @@ def base_record(message: Message, reply: CodeReply, prompt: Prompt, model: str, 
     }
 
 
-def check_resumable(out: Path, **expected) -> None:
-    """Raise ValueError when the results file `out` holds lines that differ from `expected` in a field.
+def check_resumable(out: Path, ids: set[str] | None = None, fields: tuple[str, ...] = (),
+                    known: set[str] | None = None, **expected) -> None:
+    """Raise ValueError when the results file `out` is not the same run as the one about to resume it.
 
-    expected: field -> value every line must have, e.g. model=...,
-    prompt_sha256=...: resuming a file written by another model or with
-    another prompt would mix two runs in one file. A missing file passes.
+    expected: field -> value every line must have, e.g. model=..., build=...,
+    prompt_sha256=...: resuming a file written by another model, build or
+    prompt would mix two runs in one file. ids: the ids of the messages of
+    this run's split (a line of another split or dataset is refused).
+    fields: the extra fields this run writes on every line: a line without
+    them is of another kind of run. known: every field a line of this run
+    may have besides `fields` (None: not checked); a line with another one
+    is of another kind of run too. A missing file passes.
     """
     if not Path(out).exists():
         return
@@ -88,6 +94,17 @@ def check_resumable(out: Path, **expected) -> None:
             if other:
                 raise ValueError(f"{out} holds answers with {field} {', '.join(other)}, not {value}; "
                                  "move it away to start over")
+        foreign = [r["id"] for r in results.records if ids is not None and r.get("id") not in ids]
+        if foreign:
+            raise ValueError(f"{out} holds the id {foreign[0]!r}, which is not a message of this run's split "
+                             f"({len(foreign)} such lines): it is another split's or dataset's file")
+        lacking = sorted({name for r in results.records for name in fields if name not in r})
+        beyond = sorted({name for r in results.records for name in r
+                         if known is not None and name not in known and name not in fields})
+        if lacking or beyond:
+            which = f"without the field {lacking[0]!r}" if lacking else f"with the field {beyond[0]!r}"
+            raise ValueError(f"{out} holds lines {which}, unlike the lines of this run: another kind of run wrote it; "
+                             "move it away to start over")
 
 
 def run_messages(messages: list[Message], out: Path, make_record: Callable[[Message], dict], what: str) -> list[dict]:
@@ -103,7 +120,7 @@ def run_messages(messages: list[Message], out: Path, make_record: Callable[[Mess
     with ResultsFile(out) as results:
         todo = [m for m in messages if m.id not in results.done]
         again = f" ({results.dropped} error lines of an earlier run asked again)" if results.dropped else ""
-        print(f"{what}: {len(messages)} messages, {len(messages) - len(todo)} already in {out}, {len(todo)} to go"
+        print(f"{what}: {len(messages)} messages, {len(messages) - len(todo)} already in {relative(out)}, {len(todo)} to go"
               + again)
         started, in_a_row = time.monotonic(), 0
         for number, message in enumerate(todo, start=1):

@@ -19,6 +19,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # puts the post folders on sys.path
 from decision import ask_code
+from labels import printable
 from llama_http import Client, exit_on_server_errors
 from prompt import Prompt, load_prompt
 from typed_request import probe, request_settings, typed_messages
@@ -61,7 +62,7 @@ def main() -> int:
         text = free.body["choices"][0]["message"].get("content") or ""
         forced = ask_code(client, prompt, message, grammar=True)
         shown = repr(text) if len(repr(text)) <= SHOWN_CHARS else repr(text)[:SHOWN_CHARS]
-        print(message)
+        print(printable(message))
         print(f"  no grammar  {shown}  -> {verdict(text, prompt)}")
         retried = "  (retried with 3 tokens)" if forced.retried else ""
         print(f"  grammar     {forced.content!r}  -> {verdict(forced.content, prompt)}{retried}\n")

@@ -9,7 +9,8 @@ A typed decision is a two-letter code: the group letter, a hyphen, the intent
 letter ("C-F"). build_prompt() makes the prompt, which lists every code with
 its intent, a description and examples, and the grammar, which allows exactly
 the codes the prompt lists, from one label set (datasets/banking77.json), so
-the two cannot drift apart. In your own code:
+the two cannot drift apart. In a script of the repository, after the two
+lines that import series.py (they put the post folders on sys.path):
 
     from prompt import load_prompt
     prompt = load_prompt("banking77")

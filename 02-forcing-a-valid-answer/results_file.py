@@ -16,8 +16,10 @@ them out of every figure (final_and_failed).
 """
 from __future__ import annotations
 
+import fcntl
 import json
 import os
+import sys
 import tempfile
 from pathlib import Path
 
@@ -75,27 +77,63 @@ def results_folder(script: str | Path) -> Path:
     return Path(script).resolve().parent / "results"
 
 
+class ResultsFileBusy(ValueError):
+    """Another process holds the results file: two writers would each ask every message and write it twice."""
+
+
+def lock_path(path: Path) -> Path:
+    """The lock file beside a results file, <name>.lock: its lock outlives the atomic rewrites of the file."""
+    return path.with_name(path.name + ".lock")
+
+
+def hold(path: Path) -> int:
+    """Take the results file's lock (an exclusive flock on lock_path, at once or never) and write who holds it;
+    return the lock's file descriptor. Raises ResultsFileBusy naming the process that holds it."""
+    descriptor = os.open(lock_path(path), os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        holder = os.pread(descriptor, 4096, 0).decode(errors="replace").strip() or "another process"
+        os.close(descriptor)
+        raise ResultsFileBusy(f"{path} is being written by {holder}; wait for that run to end (or stop it) "
+                              "before starting another on the same file") from None
+    os.ftruncate(descriptor, 0)
+    os.pwrite(descriptor, f"pid {os.getpid()} ({' '.join(sys.argv)[:300]})\n".encode(), 0)
+    return descriptor
+
+
 class ResultsFile:
-    """Append-only JSONL file keyed by message id, for a run that writes it.
+    """Append-only JSONL file keyed by message id, for a run that writes it, held by one writer at a time.
 
     records: the records with a final outcome already in the file (list of
     dicts, file order); done: their ids. dropped: lines taken out when the
     file was opened, because they held no final outcome (status "error"):
-    their messages are not done, so a run asks them again. Raises ValueError
-    when a complete line is not a JSON object (the file was edited by hand or
-    is not a results file).
+    their messages are not done, so a run asks them again. Opening takes the
+    file's lock (hold); a second writer gets ResultsFileBusy at once, naming
+    the first, and close() releases it. Raises ValueError when a complete
+    line is not a JSON object (the file was edited by hand or is not a
+    results file), or when two lines with a final outcome have the same id.
     """
 
     def __init__(self, path: Path):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = hold(self.path)
+        try:
+            self._read()
+        except BaseException:
+            os.close(self._lock)
+            raise
+        self._handle = open(self.path, "a", encoding="utf-8")
+
+    def _read(self) -> None:
         self.records, self.dropped = [], 0
         if self.path.exists():
             raw = self.path.read_bytes()
             lines = raw.split(b"\n")
             # A last line without its newline is a write cut short: drop it.
             complete, partial = lines[:-1], lines[-1]
-            kept = []
+            kept, seen = [], {}
             for number, line in enumerate(complete, start=1):
                 if not line.strip():
                     continue
@@ -106,6 +144,10 @@ class ResultsFile:
                 if not isinstance(record, dict):
                     raise ValueError(f"{self.path} line {number} is not a JSON object; move the file away to start over")
                 if is_final(record):
+                    if record.get("id") in seen:
+                        raise ValueError(f"{self.path} line {number}: id {record.get('id')!r} is already on line "
+                                         f"{seen[record.get('id')]}, so two runs wrote this file; move it away to start over")
+                    seen[record.get("id")] = number
                     kept.append(line)
                     self.records.append(record)
                 else:
@@ -116,7 +158,6 @@ class ResultsFile:
                 with open(self.path, "r+b") as handle:
                     handle.truncate(len(raw) - len(partial))
         self.done = {record["id"] for record in self.records}
-        self._handle = open(self.path, "a", encoding="utf-8")
 
     def append(self, record: dict) -> None:
         """Write one record as a line and make sure it is on disk; its id is done if its outcome is final."""
@@ -129,6 +170,7 @@ class ResultsFile:
 
     def close(self) -> None:
         self._handle.close()
+        os.close(self._lock)  # closing the descriptor releases the flock
 
     def __enter__(self):
         return self
@@ -137,27 +179,34 @@ class ResultsFile:
         self.close()
 
 
-def numbered_records(path: Path, command: str) -> list[tuple[int, dict]]:
+def numbered_records(path: Path, command: str, given_by: str = "") -> list[tuple[int, dict]]:
     """Read a finished results file: (line number, dict) for every non-empty line, error lines included.
 
+    given_by: the option that named the file ("--calib"), for the messages.
     Raises FileNotFoundError naming `command` (the one that writes the file)
-    when it is missing, and ValueError naming the file and line when a line is
-    not a JSON object.
+    when it is missing, and ValueError naming the file (and the option) and
+    the line when a line is not UTF-8 text or not a JSON object.
     """
     path = Path(path)
+    named = f" (given with {given_by})" if given_by else ""
     if not path.exists():
-        raise FileNotFoundError(f"{path} does not exist; write it with: {command}")
+        raise FileNotFoundError(f"{path}{named} does not exist; write it with: {command}")
     records = []
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
+    with open(path, "rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as error:
+                raise ValueError(f"{path}{named} line {number} is not UTF-8 text (byte {raw[error.start]:#04x} at "
+                                 f"{error.start}): is it a results file?") from None
             if not line.strip():
                 continue
             try:
                 record = json.loads(line)
             except json.JSONDecodeError as error:
-                raise ValueError(f"{path} line {number} is not JSON ({error.msg}): is it a results file?") from None
+                raise ValueError(f"{path}{named} line {number} is not JSON ({error.msg}): is it a results file?") from None
             if not isinstance(record, dict):
-                raise ValueError(f"{path} line {number} is not a JSON object: is it a results file?")
+                raise ValueError(f"{path}{named} line {number} is not a JSON object: is it a results file?")
             records.append((number, record))
     return records
 

@@ -43,8 +43,10 @@ def main() -> int:
     add_run_arguments(parser)
     args = parse_run_arguments(parser)
     out = args.out or own_results_path(args.dataset, args.split)
-    messages = pick_messages(DATASETS[args.dataset].load_split(args.split), args, parser)
+    split = DATASETS[args.dataset].load_split(args.split)
+    messages = pick_messages(split, args, parser)
     run = start_run(args.dataset, args.top_logprobs)
+    run.check_resumable(out, split)
     what = f"{args.dataset} {args.split} (model {run.model}, top_logprobs {args.top_logprobs})"
     records = run_messages(messages, out, run.line, what)
     print_summary(parse_lines(records, str(out)), f"{args.dataset} {args.split}")

@@ -71,9 +71,13 @@ def add_results_arguments(parser: argparse.ArgumentParser, fits_on_calib: bool =
     parser.add_argument("--split", choices=SPLITS, default="test", help="which reference split (default: test)")
     parser.add_argument("--results", type=Path, help="a results file of run.py (default: your own complete run "
                         "in 03-where-confidence-comes-from/results/, else the committed reference run)")
-    parser.add_argument("--variant", type=variant_name, default="",
-                        help="answers of another kind of run of a later script, read from "
-                             "<dataset>-<variant>-<split>.jsonl (default: run.py's plain answers)")
+    variants = known_variants()
+    if variants:  # only once a later post has written other kinds of runs
+        parser.add_argument("--variant", type=variant_name, default="",
+                            help=f"answers of another kind of run than run.py's, read from "
+                                 f"<dataset>-<variant>-<split>.jsonl: {', '.join(variants)} (default: run.py's answers)")
+    else:
+        parser.set_defaults(variant="")
     if fits_on_calib:
         add_calib_arguments(parser, dataset)
     else:
@@ -86,14 +90,32 @@ def add_dataset_argument(parser: argparse.ArgumentParser, dataset: str = "bankin
 
 
 def add_calib_arguments(parser: argparse.ArgumentParser, dataset: str = "banking77") -> None:
-    """--dataset and --calib: the calibration split a script fits on."""
+    """--dataset, --calib (the calibration split a script fits on) and --other-model."""
     add_dataset_argument(parser, dataset)
     parser.add_argument("--calib", type=Path, help="results file to fit on (default: your own complete calib run, "
                         "else the reference one)")
+    parser.add_argument("--other-model", action="store_true",
+                        help="fit on one model's calibration answers and report on another model's, on purpose "
+                             "(refused otherwise: a calibration does not carry over)")
 
 
 # A variant's name: lower-case letters, then digits if any ("abc5"): the middle of its file names.
 VARIANT = re.compile(r"[a-z]+[0-9]*")
+
+
+def known_variants() -> list[str]:
+    """The variants some results file has: the middle of <dataset>-<variant>-<split>.jsonl names in the reader's
+    own results folder and in the reference folders of the post folders (sorted; [] before any post adds one)."""
+    found = set()
+    for folder in (OWN_RESULTS, *ROOT.glob(f"[0-9][0-9]-*/reference/{REFERENCE_MODEL}")):
+        for path in folder.glob("*.jsonl"):
+            for dataset in DATASETS:
+                for split in SPLITS:
+                    head, tail = f"{dataset}-", f"-{split}.jsonl"
+                    middle = path.name[len(head):-len(tail)] if path.name.startswith(head) and path.name.endswith(tail) else ""
+                    if middle and VARIANT.fullmatch(middle):
+                        found.add(middle)
+    return sorted(found)
 
 
 def variant_name(text: str) -> str:
@@ -182,13 +204,17 @@ class Loaded:
     errors: list[ResultsLine]
 
 
-def read_split(split: str, results: Path | None = None, dataset: str = "banking77", variant: str = "") -> Loaded:
+def read_split(split: str, results: Path | None = None, dataset: str = "banking77", variant: str = "",
+               given_by: str = "") -> Loaded:
     """The results of one split: `results` if given, else default_results() of dataset, split and variant.
 
+    given_by: the option that named `results` ("--calib"), for the messages.
     Raises FileNotFoundError naming the run.py command that writes a missing
     file, and ValueError naming file, line and field for a line that is not a
-    results line (ResultsLine.from_json), for an id on two lines, and
-    for a file without a single answer.
+    results line (ResultsLine.from_json), for an id on two lines, for a file
+    without a single answer, and for a file that does not belong to dataset
+    (check_belongs: another prompt, a code not in its table, several models
+    or kinds of line in one file).
     """
     path = Path(results) if results else default_results(dataset, split, variant)[0]
     command = run_command(dataset, split, variant, path if results else None)
@@ -199,7 +225,7 @@ def read_split(split: str, results: Path | None = None, dataset: str = "banking7
                                 f"{own_run_state(dataset, split, variant)} and no reference run{write}")
     lines: list[ResultsLine] = []
     seen: dict[str, int] = {}
-    for number, record in numbered_records(path, command):
+    for number, record in numbered_records(path, command, given_by):
         where = f"{path} line {number}"
         line = ResultsLine.from_json(record, where)
         if line.id in seen:
@@ -211,7 +237,36 @@ def read_split(split: str, results: Path | None = None, dataset: str = "banking7
     if not records:
         failed = f" ({len(errors)} lines are failed requests, which the same command asks again)" if errors else ""
         raise ValueError(f"{path} holds no answers{failed}; write it with: {command}")
+    check_belongs(path, lines, dataset, given_by)
     return Loaded(path, records, errors)
+
+
+def check_belongs(path: Path, lines: list[ResultsLine], dataset: str, given_by: str = "") -> None:
+    """Raise ValueError when the lines of one file do not belong together or to dataset.
+
+    Every line asked with a prompt (prompt_sha256) must have dataset's saved
+    prompt (a file of another dataset names it); every code and right code
+    must be one of dataset's codes; the file must hold one model's answers,
+    and one kind of line (the same extra fields on every line).
+    """
+    named = f"{path} (given with {given_by})" if given_by else str(path)
+    expected = DATASETS[dataset].saved_prompt().sha256
+    prompts = {line.prompt_sha256 for line in lines if line.prompt_sha256 is not None}
+    if prompts - {expected}:
+        owner = [name for name, other in DATASETS.items() if other.saved_prompt().sha256 in prompts]
+        whose = f"{owner[0]}'s prompt" if owner else f"another prompt (sha256 {sorted(prompts - {expected})[0][:12]})"
+        raise ValueError(f"{named} holds answers asked with {whose}, not {dataset}'s: it is not a {dataset} file"
+                         + ("" if owner == [dataset] or not owner else f"; give --dataset {owner[0]} to read it"))
+    codes = DATASETS[dataset].codes()
+    unknown = sorted({code for line in lines for code in (line.code, line.gold_code) if code and code not in codes})
+    if unknown:
+        raise ValueError(f"{named} holds the code {unknown[0]}, which {dataset} does not have: not a {dataset} file")
+    models = sorted({line.model for line in lines})
+    if len(models) > 1:
+        raise ValueError(f"{named} mixes the answers of {len(models)} models ({', '.join(models)}): one run, one model")
+    kinds = {tuple(sorted(line.extra)) for line in lines}
+    if len(kinds) > 1:
+        raise ValueError(f"{named} mixes lines of different kinds of run (extra fields {' / '.join(map(str, kinds))})")
 
 
 def load_results(split: str, results: Path | None = None, dataset: str = "banking77") -> tuple[Path, list[ResultsLine]]:
@@ -226,11 +281,33 @@ def load_fit_and_report(args: argparse.Namespace) -> tuple[Path, list[ResultsLin
     Returns (calib path, calib answers, path, answers) and prints one line
     naming each file, its model and its error lines. Raises as read_split does.
     """
-    calib = read_split("calib", args.calib, args.dataset, args.variant)
-    report = read_split(args.split, args.results, args.dataset, args.variant)
+    calib = read_split("calib", args.calib, args.dataset, args.variant, "--calib")
+    report = read_split(args.split, args.results, args.dataset, args.variant, "--results")
+    check_fit_and_report(calib, report, getattr(args, "other_model", False), args.split)
     print(f"fit on    {describe(calib.path, calib.records, len(calib.errors))}")
     print(f"report on {describe(report.path, report.records, len(report.errors))}")
     return calib.path, calib.records, report.path, report.records
+
+
+def check_fit_and_report(calib: Loaded, report: Loaded, other_model: bool = False, split: str = "test") -> None:
+    """Raise ValueError when the split fitted on and the split reported on do not go together: the report on
+    the test split sharing a message with the calibration file (a calibration judged on the answers it was
+    fitted on: in-sample, always refused; --split calib asks for the calibration split itself, in-sample on
+    purpose), or answers of two models or builds (refused unless other_model, then one warning line: a
+    model's calibration does not carry over to another)."""
+    shared = {line.id for line in calib.records + calib.errors} & {line.id for line in report.records + report.errors}
+    if shared and split != "calib":
+        raise ValueError(f"{calib.path} and {report.path} share {len(shared)} messages (e.g. {sorted(shared)[0]!r}): "
+                         "a calibration fitted on the answers it is judged on is in-sample; give the calibration "
+                         "split's file to --calib")
+    fitted = sorted({(line.model, line.build) for line in calib.records})
+    reported = sorted({(line.model, line.build) for line in report.records})
+    if fitted != reported:
+        which = f"{', '.join(f'{m} ({b})' for m, b in fitted)} against {', '.join(f'{m} ({b})' for m, b in reported)}"
+        if not other_model:
+            raise ValueError(f"the calibration and the report come from different runs: {which}; a fit does not carry "
+                             "over to another model or build (give --other-model to do it on purpose)")
+        print(f"warning: fitting on one model's answers and reporting on another's ({which}), as --other-model asks")
 
 
 def describe(path: Path, records: list[ResultsLine], errors: int = 0) -> str:

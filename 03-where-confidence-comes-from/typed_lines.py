@@ -13,13 +13,14 @@ import argparse
 from dataclasses import dataclass
 from pathlib import Path
 
-from batch import add_split_arguments, base_record
+from batch import add_split_arguments, base_record, check_resumable
 from confidence import TypedAnswer, read_answer
 from decision import ask_code
 from labels import Message
 from llama_http import Client
 from prompt import Prompt, load_prompt
 from registry import DATASETS
+from results_record import FIELDS
 from typed_request import TOP_LOGPROBS, probe, request_settings
 
 
@@ -85,18 +86,26 @@ def parse_run_arguments(parser: argparse.ArgumentParser) -> argparse.Namespace:
 
 @dataclass(frozen=True)
 class TypedRun:
-    """What every request of a run shares: the server, the prompt, the model's name, the request settings
-    (recorded on each line) and the candidates asked per token."""
+    """What every request of a run shares: the server, the prompt, the model's name and build, the request
+    settings (recorded on each line) and the candidates asked per token."""
 
     client: Client
     prompt: Prompt
     model: str
+    build: str
     settings: dict
     top_logprobs: int
 
     def line(self, message: Message, asked: Prompt | None = None) -> dict:
         """typed_line() of one message with this run's settings."""
         return typed_line(self.client, self.prompt, message, self.model, self.settings, self.top_logprobs, asked)
+
+    def check_resumable(self, out: Path, split: list[Message], fields: tuple[str, ...] = ()) -> None:
+        """ValueError unless `out` (when it exists) holds only lines of this same run: this model, build and
+        prompt, messages of the split (all of it, not only the --limit asked now), and the fields of run.py's
+        lines plus `fields` (batch.check_resumable)."""
+        check_resumable(out, ids={m.id for m in split}, fields=fields, known=set(FIELDS), model=self.model,
+                        build=self.build, prompt_sha256=self.prompt.sha256)
 
 
 def start_run(dataset: str, top_logprobs: int) -> TypedRun:
@@ -107,6 +116,7 @@ def start_run(dataset: str, top_logprobs: int) -> TypedRun:
         raise ValueError("--top-logprobs must be 1 or more: confidence is read from the candidates")
     prompt = load_prompt(dataset)
     client = Client()
-    model = client.model_info()["model"]
+    info = client.model_info()
     probe(client, prompt, top_logprobs)
-    return TypedRun(client, prompt, model, request_settings(prompt, True, top_logprobs), top_logprobs)
+    return TypedRun(client, prompt, info["model"], info["build"], request_settings(prompt, True, top_logprobs),
+                    top_logprobs)

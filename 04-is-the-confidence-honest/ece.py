@@ -170,7 +170,7 @@ def main() -> int:
     args = parser.parse_args()
     if not 1 <= args.bins <= 100:
         parser.error("--bins must be between 1 and 100")
-    loaded = read_split(args.split, args.results, args.dataset, args.variant)
+    loaded = read_split(args.split, args.results, args.dataset, args.variant, "--results")
     records = loaded.records
     confidences, corrects = outcomes(records)
     print(describe(loaded.path, records, len(loaded.errors)))
@@ -178,7 +178,7 @@ def main() -> int:
     print(f"{args.dataset} {args.split}: {len(records)} answers, accuracy {100 * accuracy:.1f}%, "
           f"mean confidence {100 * sum(confidences) / len(confidences):.1f}%\n")
     print_bins(reliability_bins(confidences, corrects, args.bins))
-    print(f"\nECE, {args.bins} bins: {ece(confidences, corrects, args.bins):.4f}")
+    print(f"\nECE, {args.bins} bin{'' if args.bins == 1 else 's'}: {ece(confidences, corrects, args.bins):.4f}")
     print("\nThe same answers with other bin counts:")
     for n in BIN_COUNTS:
         print(f"  {n:3d} bins: ECE {ece(confidences, corrects, n):.4f}")

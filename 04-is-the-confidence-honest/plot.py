@@ -40,7 +40,8 @@ def pyplot(show: bool):
     try:
         import matplotlib
     except ImportError:
-        raise ImportError("the plots need matplotlib: pip install matplotlib") from None
+        raise ImportError("the plots need matplotlib: pip install matplotlib (where python3 refuses that, in a "
+                          "virtual environment: python3 -m venv .venv && .venv/bin/pip install matplotlib)") from None
     if not show:
         matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -119,7 +120,7 @@ def main() -> int:
     args = parser.parse_args()
     show = has_display() and not args.no_show
     plt = pyplot(show)  # noqa: F841  (selects the backend before any figure is made)
-    loaded = read_split(args.split, args.results, args.dataset, args.variant)
+    loaded = read_split(args.split, args.results, args.dataset, args.variant, "--results")
     records = loaded.records
     confidences, corrects = outcomes(records)
     print(describe(loaded.path, records, len(loaded.errors)))

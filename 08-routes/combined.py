@@ -73,9 +73,10 @@ FLOOR = 1e-6
 MAX_NEWTON_STEPS = 100
 
 
-def shortlist_variant(k: int) -> str:
-    """The results-file variant of shortlist.py's runs with shortlists of k: "shortlist5"."""
-    return f"shortlist{k}"
+def shortlist_variant(k: int, source: str = "knn") -> str:
+    """The results-file variant of shortlist.py's runs with shortlists of k from `source`: "shortlist5" for
+    post 01's retriever, "linearshortlist5" and "exampleshortlist5" for the logistic regression."""
+    return f"{'' if source == 'knn' else {'linear': 'linear', 'examples': 'example'}[source]}shortlist{k}"
 
 
 def line_shortlist(line: ResultsLine, where: str = "") -> tuple[tuple[str, float], ...]:

@@ -37,10 +37,11 @@ from confidence import TypedAnswer, read_answer
 from customer_messages import ROUTED
 from decision import CodeReply, ask_code
 from guarantee import confidence_percent
-from labels import Intent
+from labels import Intent, printable
 from llama_http import Client, exit_on_server_errors
 from registry import DATASETS
-from routes import Calibrator, Thresholds, add_threshold_arguments, route_of, thresholds_from, top_two
+from routes import (Calibrator, Thresholds, add_threshold_arguments, route_of, support_warning, thresholds_from,
+                    top_two)
 from results_record import ResultsLine
 from saved_answers import add_calib_arguments
 from prompt import Prompt, load_prompt
@@ -112,7 +113,7 @@ def print_route(message: str, record: ResultsLine, prompt: Prompt, calibrate: Ca
     conformal: a fit of ask_sets.py and the groups of the prompt; when given,
     the message's ask set and the route it gives are printed after the route.
     """
-    print(f"message: {message}")
+    print(f"message: {printable(message)}")
     calibrated = calibrate(record) if record.status == "ok" else 0.0
     route = route_of(record, calibrated, thresholds)
     if record.status == "ok":
@@ -186,6 +187,10 @@ def main() -> int:
     calib_models = sorted({r.model for r in calib.records})
     client = Client()
     info = client.model_info()
+    if calib_models != [info["model"]] and not args.other_model:
+        raise ValueError(f"the server runs {info['model']}, but the thresholds would come from the answers of "
+                         f"{', '.join(calib_models)} ({calib.path.name}): a calibration does not carry over to another "
+                         "model; start the server with that model, or give --other-model to route anyway")
     prompt = load_prompt(args.dataset)
     probe(client, prompt)
     conformal = None if args.alpha is None else (fit_conformal(calib.records, args.alpha), label_groups(prompt.intents))
@@ -193,9 +198,11 @@ def main() -> int:
     left_out = f"; {len(calib.errors)} failed requests in it left out" if calib.errors else ""
     print(f"thresholds fitted on {calib.path.name} (model {', '.join(calib_models)}{left_out}): "
           f"{describe_thresholds(thresholds)}")
+    if warning := support_warning(thresholds):
+        print(warning)
     if calib_models != [info["model"]]:
-        print(f"note: the server runs {info['model']}, but the calibration and thresholds come from another model's "
-              "answers: they do not carry over, so take the route as a demonstration only")
+        print(f"warning: the server runs {info['model']}, but the calibration and thresholds come from another model's "
+              "answers (--other-model): they do not carry over, so take the route as a demonstration only")
     decide = shortlist_decision(args, prompt, calib.records, client, info["model"]) if args.shortlist else None
     for message in args.messages or ROUTED:
         print()

@@ -42,6 +42,7 @@ reads post 03's results files.
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -352,8 +353,26 @@ def fit_from(calib: list[ResultsLine], args: argparse.Namespace, rule: str | Non
 
 def thresholds_from(args: argparse.Namespace) -> tuple[Loaded, Calibrator, Thresholds]:
     """Load the calib file named by the arguments (--dataset, --calib) and fit_from its answers (error lines left out)."""
-    calib = read_split("calib", args.calib, args.dataset, getattr(args, "variant", ""))
+    calib = read_split("calib", args.calib, args.dataset, getattr(args, "variant", ""), "--calib")
     return (calib, *fit_from(calib.records, args))
+
+
+def support_warning(thresholds: Thresholds) -> str | None:
+    """A warning line when the act threshold rests on too few calibration answers to mean its target, else None.
+
+    Below 1 / (1 - target) answers above t_act (67 for 98.5%), all of them
+    right is no evidence of the target: one wrong answer among them would
+    already put the precision below it, and a few dozen answers all right
+    happen often at a much lower precision. The certified rule (--rule
+    certified) refuses such a threshold instead.
+    """
+    act = thresholds.act
+    needed = math.ceil(1 / (1 - thresholds.target)) if thresholds.target < 1 else math.inf
+    if act is None or thresholds.rule != "point" or act.kept >= needed:
+        return None
+    return (f"warning: the act threshold rests on {act.kept} calib answers; a {percent(thresholds.target)} target needs "
+            f"at least {needed} above it before one wrong answer could even show, so its precision on new messages "
+            "can be far below the target (--rule certified refuses it)")
 
 
 def act_when(thresholds: Thresholds) -> str:
@@ -467,9 +486,9 @@ def main() -> int:
     calibrate, point = fit_from(calib, args, "point")
     _, sure = fit_from(calib, args, "certified")
     thresholds = sure if args.rule == "certified" else point
-    if path.resolve() == calib_path.resolve():
-        print("(the same file: thresholds and report are in-sample, so the report flatters them)")
     print("calibrated confidence: isotonic regression of post 06, fitted on calib\n")
+    if warning := support_warning(thresholds):
+        print(warning + "\n")
     print_act_rules(point, sure)
     print()
     print_act_on_split(args.split, records, calibrate, [point, sure])
@@ -482,7 +501,8 @@ def main() -> int:
     print_report(result)
     print()
     if result.answers["act"]:
-        print(f"act: {result.wrong_actions} wrong actions of {result.answers['act']}")
+        wrong = result.wrong_actions
+        print(f"act: {wrong} wrong action{'' if wrong == 1 else 's'} of {result.answers['act']}")
     else:
         print("act: nothing acted on" + (" (no act route)" if thresholds.act is None else "") + ", no wrong actions")
     if result.answers["ask"]:
@@ -506,7 +526,8 @@ def main() -> int:
               f"on calib at {confidence_percent(args.delta)}{rule}")
     else:
         print(f"\nacted on {percent(result.coverage)} of {args.split} answers at {percent(result.act_precision)} "
-              f"precision (target {percent(thresholds.target)}), {result.wrong_actions} wrong actions{rule}")
+              f"precision (target {percent(thresholds.target)}), {result.wrong_actions} wrong "
+              f"action{'' if result.wrong_actions == 1 else 's'}{rule}")
     return 0
 
 

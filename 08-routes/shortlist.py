@@ -3,17 +3,28 @@
     python3 08-routes/shortlist.py --split calib            # 770 calibration messages, shortlists of 5
     python3 08-routes/shortlist.py                          # the 3,080 test messages
     python3 08-routes/shortlist.py --dataset clinc150 --split calib --shortlist 5
+    python3 08-routes/shortlist.py --source examples --split calib   # the shortlist of the 5-per-intent classifier
 
-Post 03's run.py with one change: post 01's TF-IDF retriever ranks the
-intents first, and each request's grammar allows only its top K codes (on a
+Post 03's run.py with one change: a ranking of the intents comes first, and
+each request's grammar allows only its top K codes (on a
 dataset with an out-of-scope code, that code too, always: among the K where
 the retriever ranks it there, else after them). The system prompt stays the
 whole list, so the server keeps its cached prefill. The confidence keeps its
 definition: renormalized over the letters this narrower grammar allows at
-each step. Each line is run.py's plus "shortlist": the retriever's codes
-and scores, [[code, score], ...], best first; they go to
-03-where-confidence-comes-from/results/<dataset>-shortlistK-<split>.jsonl,
+each step. Each line is run.py's plus "shortlist": the ranking's codes and
+scores, [[code, score], ...], best first; they go to
+03-where-confidence-comes-from/results/<dataset>-<variant>-<split>.jsonl,
 where combined.py reads them (combined.line_shortlist).
+
+Where the ranking comes from (--source; the variant of its files):
+- knn (shortlistK): post 01's TF-IDF nearest-neighbour retriever, fitted on
+  every training message but the calibration split; scores are summed
+  similarities;
+- linear (linearshortlistK): post 01's logistic regression (linear.py) on
+  the same messages; scores are its probabilities;
+- examples (exampleshortlistK): the logistic regression fitted on the label
+  file's 5 examples per intent only, the series' own regime (the calibration
+  split stays for fitting the combination and the routes).
 """
 from __future__ import annotations
 
@@ -79,27 +90,49 @@ def shortlist_of(ranking: list[tuple[str, float]], prompt: Prompt, k: int,
     return [(code, score.get(code, 0.0)) for code in codes]
 
 
+SOURCES = ("knn", "linear", "examples")
+
+
+def ranking(dataset, source: str):
+    """text -> [(intent, score)], best first, from the --source's model of dataset (registry.Dataset)."""
+    if source == "knn":
+        return dataset.fit_retriever().rank
+    from linear import fit_classifier, regime_messages
+    classifier = fit_classifier(regime_messages(dataset, "full" if source == "linear" else "examples"))
+
+    def rank(text: str) -> list[tuple[str, float]]:
+        return sorted(classifier.probabilities(text).items(), key=lambda pair: (-pair[1], pair[0]))
+    return rank
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_run_arguments(parser)
     parser.add_argument("--shortlist", type=int, default=K, metavar="K",
-                        help=f"how many of the retriever's codes each request allows (default: {K})")
+                        help=f"how many of the ranking's codes each request allows (default: {K})")
+    parser.add_argument("--source", choices=SOURCES, default="knn",
+                        help="what ranks the intents: knn (post 01's retriever, default), linear (post 01's logistic "
+                             "regression on the same messages) or examples (it, fitted on the 5 examples per intent)")
     args = parse_run_arguments(parser)
     if args.shortlist < 1:
         parser.error("--shortlist must be 1 or more")
     dataset = DATASETS[args.dataset]
-    out = args.out or own_results_path(args.dataset, args.split, shortlist_variant(args.shortlist))
-    messages = pick_messages(dataset.load_split(args.split), args, parser)
+    out = args.out or own_results_path(args.dataset, args.split, shortlist_variant(args.shortlist, args.source))
+    split = dataset.load_split(args.split)
+    messages = pick_messages(split, args, parser)
     run = start_run(args.dataset, args.top_logprobs)
-    retriever = dataset.fit_retriever()
+    run.check_resumable(out, split, fields=("shortlist",))
+    rank = ranking(dataset, args.source)
     always = dataset.out_of_scope_codes()
 
     def make_record(message):
-        shortlist = shortlist_of(retriever.rank(message.text), run.prompt, args.shortlist, always)
+        shortlist = shortlist_of(rank(message.text), run.prompt, args.shortlist, always)
         narrowed = shortlisted(run.prompt, [code for code, _ in shortlist])
         return {**run.line(message, narrowed), "shortlist": [[code, round(score, 6)] for code, score in shortlist]}
 
-    what = f"{args.dataset} {args.split} (model {run.model}, top_logprobs {args.top_logprobs}, shortlist of {args.shortlist})"
+    source = "" if args.source == "knn" else f" from {args.source}"
+    what = (f"{args.dataset} {args.split} (model {run.model}, top_logprobs {args.top_logprobs}, "
+            f"shortlist of {args.shortlist}{source})")
     records = run_messages(messages, out, make_record, what)
     print_summary(parse_lines(records, str(out)), f"{args.dataset} {args.split}, shortlist of {args.shortlist}")
     return 0

@@ -151,6 +151,12 @@ def _parse_labels(data: dict, path, n_intents: int, dataset: str) -> LabelSet:
     return LabelSet(tuple(groups), rows)
 
 
+def printable(text: str) -> str:
+    """text with every control character (C0 but newline and tab, DEL, C1) written as an escape (\\x1b): a message
+    echoed to a terminal cannot move the cursor, clear the screen or ring the bell."""
+    return "".join(c if c in "\n\t" or not (ord(c) < 32 or 127 <= ord(c) < 160) else f"\\x{ord(c):02x}" for c in text)
+
+
 def spread(messages: list[Message]) -> list[Message]:
     """The same messages, one of each intent first, then each intent in proportion to its size.
 

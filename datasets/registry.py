@@ -109,6 +109,10 @@ class Dataset:
         """The file name of a results file: "banking77-test.jsonl", or with a variant "banking77-<variant>-test.jsonl"."""
         return f"{self.name}-{variant + '-' if variant else ''}{_split(split)}.jsonl"
 
+    def codes(self) -> frozenset[str]:
+        """Every code of the label file ("A-A", ...), read from it directly (no loader, no data file)."""
+        return _codes(self.label_file)
+
     def prompt_files(self) -> tuple[Path, Path]:
         """Where the saved prompt lives: (<name>.prompt.txt, <name>.gbnf) beside the label file."""
         return HERE / f"{self.name}.prompt.txt", HERE / f"{self.name}.gbnf"
@@ -127,6 +131,12 @@ class Dataset:
 def _header(path: Path) -> dict:
     data = json.loads(path.read_text(encoding="utf-8"))
     return {key: value for key, value in data.items() if key not in ("groups", "calibration")}
+
+
+@cache
+def _codes(path: Path) -> frozenset[str]:
+    groups = json.loads(path.read_text(encoding="utf-8"))["groups"]
+    return frozenset(f"{group['letter']}-{intent['letter']}" for group in groups for intent in group["intents"])
 
 
 def _split(split: str) -> str:

@@ -80,7 +80,7 @@ def test_candidates_counts_missing_letters_and_reasks_with_100(client, run_scrip
 
 
 def test_route_routes_post_01s_three_messages_by_default(client, run_script):
-    result = run_script("08-routes/route.py", env={"LLAMA_URL": client.url})
+    result = run_script("08-routes/route.py", "--other-model", env={"LLAMA_URL": client.url})
     assert result.returncode == 0, result.stderr
     for message in ROUTED:
         assert f"message: {message}" in result.stdout

@@ -405,7 +405,7 @@ def test_clarifying_question_names_two_or_three_intents():
     (["--alpha", "1"], "alpha must be in (0, 1)"),
 ])
 def test_route_script_refuses_bad_options_before_any_server_is_asked(arguments, message, run_script, free_port):
-    result = run_script("08-routes/route.py", *arguments, "where is my card?",
+    result = run_script("08-routes/route.py", "--other-model", *arguments, "where is my card?",
                  env={"LLAMA_URL": f"http://127.0.0.1:{free_port()}"})
     assert result.returncode == 2 and message in result.stderr.strip().splitlines()[-1]
 
@@ -426,9 +426,12 @@ def test_route_script_without_a_server_says_how_to_start_it_and_exits_2(run_scri
 
 def test_route_py_routes_a_message_with_the_real_server(client, run_script):
     # Integration: the test server runs the 0.5B model, so the thresholds (fitted on the 1.5B
-    # model's calib answers) do not carry over; the script must say so and still print a route.
-    result = run_script("08-routes/route.py", "my card still hasn't arrived, it's been two weeks",
-                 env={"LLAMA_URL": client.url})
+    # model's calib answers) do not carry over: refused, unless --other-model, then said and routed.
+    refused = run_script("08-routes/route.py", "where is my card?", env={"LLAMA_URL": client.url})
+    if "qwen2.5-coder-1.5b-instruct-q4_k_m" not in client.model_info()["model"]:
+        assert refused.returncode == 2 and "a calibration does not carry over" in refused.stderr
+    result = run_script("08-routes/route.py", "--other-model", "my card still hasn't arrived, it's been two weeks",
+                        env={"LLAMA_URL": client.url})
     assert result.returncode == 0, result.stderr
     out = result.stdout
     assert "message: my card still hasn't arrived" in out and "calibrated" in out
@@ -436,14 +439,14 @@ def test_route_py_routes_a_message_with_the_real_server(client, run_script):
     assert len(routes) == 1 and routes[0] in ("route: act", "route: ask", "route: hand over")
     assert ("action:" in out) or ("question: Just to be sure" in out) or ("hand-over text:" in out)
     if "qwen2.5-coder-1.5b-instruct-q4_k_m" not in out.split("thresholds fitted on")[0]:
-        assert "note: the server runs" in out
+        assert "warning: the server runs" in out
 
 
 @pytest.mark.parametrize("options", [["--alpha", "0.2"], ["--target", "0.60", "--rule", "certified"]],
                          ids=["conformal ask set", "certified act rule"])
 def test_route_py_with_the_conformal_set_or_the_certified_rule_routes_with_the_real_server(client, run_script,
                                                                                             options):
-    result = run_script("08-routes/route.py", *options, "I was charged twice for the same coffee this morning",
+    result = run_script("08-routes/route.py", "--other-model", *options, "I was charged twice for the same coffee this morning",
                         env={"LLAMA_URL": client.url})
     assert result.returncode == 0, result.stderr
     out = result.stdout
@@ -459,7 +462,7 @@ def test_route_py_with_the_conformal_set_or_the_certified_rule_routes_with_the_r
 def test_route_py_routes_a_clinc150_message_with_the_real_server(client, run_script):
     # Integration: the CLINC150 prompt and grammar (with the out-of-scope code K-A) and thresholds
     # fitted on the CLINC150 calib file; the 0.5B model may or may not call the message out of scope.
-    result = run_script("08-routes/route.py", "--dataset", "clinc150", "how many moons does jupiter have",
+    result = run_script("08-routes/route.py", "--other-model", "--dataset", "clinc150", "how many moons does jupiter have",
                  env={"LLAMA_URL": client.url})
     assert result.returncode == 0, result.stderr
     out = result.stdout
