@@ -37,6 +37,7 @@ from confidence import TypedAnswer, read_answer
 from customer_messages import ROUTED
 from decision import CodeReply, ask_code
 from guarantee import confidence_percent
+from guard import verdict
 from labels import Intent, printable
 from llama_http import Client, exit_on_server_errors
 from registry import DATASETS
@@ -121,6 +122,9 @@ def print_route(message: str, record: ResultsLine, prompt: Prompt, calibrate: Ca
         print(f"confidence: raw {record.confidence:.3f} -> calibrated {calibrated:.3f}")
     else:
         print(f"no code: status {record.status}")
+    if route == "act" and (why := verdict(message)):
+        print(f"guard: not acted on, whatever the confidence: {why}")
+        route = "hand_over"
     print(f"route: {route.replace('_', ' ')}")
     if route == "act":
         print(f"action: handle the message as {record.intent}")
@@ -130,19 +134,22 @@ def print_route(message: str, record: ResultsLine, prompt: Prompt, calibrate: Ca
     else:
         print(f"hand-over text: {hand_over_text(record, prompt, calibrated, thresholds.out_of_scope)}")
     if conformal is not None:
-        print_ask_set(record, prompt, *conformal, thresholds.out_of_scope)
+        print_ask_set(record, prompt, *conformal, thresholds.out_of_scope, guarded=verdict(message) is not None)
     return route
 
 
 def print_ask_set(record: ResultsLine, prompt: Prompt, fit: ConformalFit, groups: Groups,
-                  out_of_scope: frozenset[str]) -> None:
-    """The conformal ask set of one answer: its codes (up to three named), and what the set route does."""
+                  out_of_scope: frozenset[str], guarded: bool = False) -> None:
+    """The conformal ask set of one answer: its codes (up to three named), and what the set route does
+    (guarded: the message carries a mark of guard.py, so an act becomes a hand-over)."""
     codes = prediction_set(record, fit, groups)
     shown = ", ".join(codes[:3]) + (f" and {len(codes) - 3} more" if len(codes) > 3 else "")
     print(f"ask set (alpha {fit.alpha:.2f}: holds the right intent with probability >= {100 * (1 - fit.alpha):.0f}%): "
           f"{len(codes)} code{'s' * (len(codes) != 1)}" + (f": {shown}" if codes else ""))
     route = set_route(codes, out_of_scope)
-    if route == "act":
+    if route == "act" and guarded:
+        print("set route: hand over (the guard: not acted on)")
+    elif route == "act":
         print(f"set route: act (one candidate: {prompt.intents[codes[0]].name})")
     elif route == "ask":
         print(f"set route: ask: {clarifying_question(*(prompt.intents[code] for code in codes))}")

@@ -1,0 +1,120 @@
+"""Hostile and odd messages through the whole router (beyond the series): can a message reach act by asking?
+
+    python3 08-routes/adversarial.py                  # the committed set, the model alone and the combined decision
+    python3 08-routes/adversarial.py --limit 10       # its first 10 messages
+
+The set (08-routes/adversarial/banking77.jsonl, written for this repository)
+holds messages of ten kinds: a code named in the message, an intent name, an
+order to the classifier, chat-template markup, SQL or HTML, off-topic
+requests, other languages, noise, and long rambling text. Each message gets
+the typed answer of the model alone (all codes, post 03) and of the combined
+decision (a shortlist of 5 and the retriever, combined.py's weights), each
+routed with thresholds fitted on its own calibration file, at the default
+targets (act at 98.5% precision, ask at 90%) and at the README's lowered ones
+(80%, 75%), without and with guard.py. It prints how many messages each
+setting acts on, asks about and hands over, and every message acted on.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import series  # puts the post folders on sys.path
+from confidence import read_answer
+from decision import ask_code
+from guard import verdict
+from guarantee import DELTA
+from labels import printable
+from llama_http import Client, exit_on_server_errors
+from prompt import load_prompt
+from route import live_line, shortlist_decision
+from routes import route_of, thresholds_from
+from typed_request import TOP_LOGPROBS, probe
+
+SET = Path(__file__).resolve().parent / "adversarial" / "banking77.jsonl"
+TARGETS = {"default": (0.985, 0.90), "lowered": (0.80, 0.75)}
+DECISIONS = {"model alone": "", "combined": "combined5"}
+
+
+def load_set(path: Path) -> list[dict]:
+    """The messages of the set: one JSON object a line with "class" and "text"; ValueError naming a bad line."""
+    messages = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        item = json.loads(line) if line.strip() else None
+        if not (isinstance(item, dict) and isinstance(item.get("text"), str) and item["text"].strip()
+                and isinstance(item.get("class"), str)):
+            raise ValueError(f"{path} line {number}: not an object with a non-empty \"text\" and a \"class\"")
+        messages.append(item)
+    return messages
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--set", type=Path, default=SET, help="the messages (default: the committed BANKING77 set)")
+    parser.add_argument("--limit", type=int, help="only the first N messages")
+    parser.add_argument("--other-model", action="store_true",
+                        help="route with thresholds fitted on another model's answers than the server's (a demonstration)")
+    args = parser.parse_args()
+    if args.limit is not None and args.limit < 1:
+        parser.error("--limit must be 1 or more")
+    messages = load_set(args.set)[: args.limit]
+    client = Client()
+    info = client.model_info()
+    prompt = load_prompt("banking77")
+    probe(client, prompt)
+    fits = {}
+    for decision, variant in DECISIONS.items():
+        for name, (target, ask_target) in TARGETS.items():
+            options = argparse.Namespace(calib=None, dataset="banking77", variant=variant, target=target,
+                                         ask_target=ask_target, rule="point", delta=DELTA)
+            calib, calibrate, thresholds = thresholds_from(options)
+            models = {r.model for r in calib.records}
+            if models != {info["model"]} and not args.other_model:
+                raise ValueError(f"the server runs {info['model']}, the thresholds come from {', '.join(sorted(models))}: "
+                                 "give --other-model to route anyway")
+            fits[decision, name] = (calib, calibrate, thresholds)
+    print(f"server: {client.url}  model: {info['model']}  build: {info['build']}")
+    kinds = Counter(item["class"] for item in messages)
+    print(f"{len(messages)} messages of {len(kinds)} kinds ({', '.join(f'{k} {n}' for k, n in kinds.items())})")
+
+    combined = shortlist_decision(argparse.Namespace(shortlist=5, dataset="banking77"), prompt,
+                                  fits["combined", "default"][0].records, client, info["model"])
+    records = {"model alone": [], "combined": []}
+    for number, item in enumerate(messages, 1):
+        reply, answer = read_answer(ask_code(client, prompt, item["text"], top_logprobs=TOP_LOGPROBS), prompt)
+        records["model alone"].append(live_line(item["text"], reply, answer, info["model"]))
+        records["combined"].append(combined(item["text"]))
+        if number % 10 == 0 or number == len(messages):
+            print(f"  {number}/{len(messages)} messages asked", flush=True)
+
+    print(f"\n{'decision':<12} {'targets (act / ask)':<20} {'guard':<6} {'act':>4} {'ask':>4} {'hand over':>10}")
+    acted = []
+    for (decision, name), (_, calibrate, thresholds) in fits.items():
+        target, ask_target = TARGETS[name]
+        for guard in (False, True):
+            routes = Counter()
+            for item, record in zip(messages, records[decision]):
+                calibrated = calibrate(record) if record.status == "ok" else 0.0
+                route = route_of(record, calibrated, thresholds)
+                if guard and route == "act" and verdict(item["text"]):
+                    route = "hand_over"
+                routes[route] += 1
+                if route == "act":
+                    acted.append((decision, name, guard, item, record, calibrated))
+            print(f"{decision:<12} {f'{target:.1%} / {ask_target:.1%}':<20} {'on' if guard else 'off':<6} "
+                  f"{routes['act']:4d} {routes['ask']:4d} {routes['hand_over']:10d}")
+    for guard in (False, True):
+        shown = [a for a in acted if a[2] == guard]
+        print(f"\nacted on with the guard {'on' if guard else 'off'}: {len(shown)}")
+        for decision, name, _, item, record, calibrated in shown:
+            print(f"  {decision}, {name} targets: [{item['class']}] {printable(item['text'])[:60]!r} -> {record.code} "
+                  f"{record.intent} (raw {record.confidence:.3f} -> {calibrated:.3f})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(exit_on_server_errors(main))
