@@ -113,7 +113,7 @@ def main() -> int:
     print(f"\n{args.dataset} {args.split}: {len(stopped)} of {len(records)} messages carry a mark")
     for m in MARKS:
         hit = [r for r in records if m.pattern.search(r.text)]
-        print(f"  {m.name:<7} {len(hit):5d}" + (f"   e.g. {printable(hit[0].text)[:90]!r}" if hit else ""))
+        print(f"  {m.name:<8} {len(hit):5d}" + (f"   e.g. {printable(hit[0].text)[:90]!r}" if hit else ""))
     calibrate, thresholds = fit_from(calib, args)
     routes = route_all(records, calibrate, thresholds)
     guarded = ["hand_over" if route == "act" and marks(r.text) else route for r, route in zip(records, routes)]
