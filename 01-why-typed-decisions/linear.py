@@ -263,3 +263,26 @@ def regime_messages(dataset, regime: str) -> list:
     if regime == "full":
         return dataset.fit_messages()
     raise ValueError(f"regime must be one of {', '.join(REGIMES)}, not {regime!r}")
+
+
+FOLDS = 5  # cross-fitting of the calibration split when it is also training data
+
+
+def regime_probabilities(dataset, regime: str, folds: int = FOLDS) -> dict[str, list[dict[str, float]]]:
+    """split -> the class probabilities (intent -> P) of every message of "calib" and "test", in split order,
+    from fits of `regime` (regime_messages). In "examples+calib" the calibration split is training data, so
+    its own probabilities are cross-fitted: message i of calib is scored by a fit on the examples and the
+    calib messages of the other folds (i mod folds); the test split by a fit on all of them. Fits are
+    cached (fit_classifier)."""
+    calib, test = dataset.load_split("calib"), dataset.load_split("test")
+    if regime != "examples+calib":
+        model = fit_classifier(regime_messages(dataset, regime))
+        return {"calib": [model.probabilities(m.text) for m in calib], "test": [model.probabilities(m.text) for m in test]}
+    examples = regime_messages(dataset, "examples")
+    scored: list[dict[str, float] | None] = [None] * len(calib)
+    for fold in range(folds):
+        model = fit_classifier(examples + [m for i, m in enumerate(calib) if i % folds != fold])
+        for i in range(fold, len(calib), folds):
+            scored[i] = model.probabilities(calib[i].text)
+    model = fit_classifier(examples + calib)
+    return {"calib": scored, "test": [model.probabilities(m.text) for m in test]}
