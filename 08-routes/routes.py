@@ -525,9 +525,9 @@ def main() -> int:
         print(f"\nacted on 0.0% of {args.split} answers: {percent(thresholds.target)} precision is not certified "
               f"on calib at {confidence_percent(args.delta)}{rule}")
     else:
+        wrong = f"{result.wrong_actions} wrong action{'' if result.wrong_actions == 1 else 's'}"
         print(f"\nacted on {percent(result.coverage)} of {args.split} answers at {percent(result.act_precision)} "
-              f"precision (target {percent(thresholds.target)}), {result.wrong_actions} wrong "
-              f"action{'' if result.wrong_actions == 1 else 's'}{rule}")
+              f"precision (target {percent(thresholds.target)}), {wrong}{rule}")
     return 0
 
 
