@@ -73,10 +73,18 @@ FLOOR = 1e-6
 MAX_NEWTON_STEPS = 100
 
 
+SOURCE_PREFIX = {"knn": "", "linear": "linear", "examples": "example"}
+
+
 def shortlist_variant(k: int, source: str = "knn") -> str:
     """The results-file variant of shortlist.py's runs with shortlists of k from `source`: "shortlist5" for
     post 01's retriever, "linearshortlist5" and "exampleshortlist5" for the logistic regression."""
-    return f"{'' if source == 'knn' else {'linear': 'linear', 'examples': 'example'}[source]}shortlist{k}"
+    return f"{SOURCE_PREFIX[source]}shortlist{k}"
+
+
+def combined_variant(k: int, source: str = "knn") -> str:
+    """The variant combined.py writes from those runs: "combined5", "linearcombined5", "examplecombined5"."""
+    return f"{SOURCE_PREFIX[source]}combined{k}"
 
 
 def line_shortlist(line: ResultsLine, where: str = "") -> tuple[tuple[str, float], ...]:
@@ -400,10 +408,12 @@ def main() -> int:
     add_dataset_argument(parser)
     parser.add_argument("--shortlist", type=int, default=5, metavar="K",
                         help="the shortlist run to combine: shortlist.py --shortlist K (default: 5)")
+    parser.add_argument("--source", choices=sorted(SOURCE_PREFIX), default="knn",
+                        help="whose shortlists (shortlist.py --source): knn (default), linear or examples")
     args = parser.parse_args()
     if args.shortlist < 1:
         parser.error("--shortlist must be 1 or more")
-    variant = shortlist_variant(args.shortlist)
+    variant = shortlist_variant(args.shortlist, args.source)
     calib = read_split("calib", None, args.dataset, variant)
     test = read_split("test", None, args.dataset, variant)
     print(f"fit on    {describe(calib.path, calib.records, len(calib.errors))}")
@@ -430,7 +440,7 @@ def main() -> int:
     print_comparison(rows, out_of_scope)
     print()
     for split, records in combined.items():
-        path = own_results_path(args.dataset, split, f"combined{args.shortlist}")
+        path = own_results_path(args.dataset, split, combined_variant(args.shortlist, args.source))
         path.parent.mkdir(parents=True, exist_ok=True)
         errors = calib.errors if split == "calib" else test.errors
         replace_lines(path, [json.dumps(r.to_json(), ensure_ascii=False).encode() for r in records + errors])

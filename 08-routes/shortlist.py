@@ -134,7 +134,7 @@ def main() -> int:
     what = (f"{args.dataset} {args.split} (model {run.model}, top_logprobs {args.top_logprobs}, "
             f"shortlist of {args.shortlist}{source})")
     records = run_messages(messages, out, make_record, what)
-    print_summary(parse_lines(records, str(out)), f"{args.dataset} {args.split}, shortlist of {args.shortlist}")
+    print_summary(parse_lines(records, str(out)), f"{args.dataset} {args.split}, shortlist of {args.shortlist}{source}")
     return 0
 
 
