@@ -82,8 +82,9 @@ class ResultsFileBusy(ValueError):
 
 
 def lock_path(path: Path) -> Path:
-    """The lock file beside a results file, <name>.lock: its lock outlives the atomic rewrites of the file."""
-    return path.with_name(path.name + ".lock")
+    """The lock file beside a results file, .<name>.lock (hidden; kept after the run, since removing it would
+    open a gap for a second writer): its lock outlives the atomic rewrites of the file."""
+    return path.with_name(f".{path.name}.lock")
 
 
 def hold(path: Path) -> int:

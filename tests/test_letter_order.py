@@ -121,7 +121,8 @@ def test_letter_order_prints_the_orders_the_flips_and_before_and_after(client, r
     )
     for pattern in expected_lines:
         assert re.search(f"^{pattern}$", result.stdout, re.M), pattern
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["letter-order-banking77-calib-order0.jsonl",
+    assert sorted(p.name for p in tmp_path.iterdir() if not p.name.startswith(".")) == [
+                                                          "letter-order-banking77-calib-order0.jsonl",
                                                           "letter-order-banking77-calib-order1.jsonl"]
 
 
