@@ -114,10 +114,13 @@ class ResultsFile:
     the first, and close() releases it. Raises ValueError when a complete
     line is not a JSON object (the file was edited by hand or is not a
     results file), or when two lines with a final outcome have the same id.
+    writing=False only reads: the file is left as it is (its error lines
+    stay for the run that opens it next to count and replace) and append()
+    is not available.
     """
 
-    def __init__(self, path: Path):
-        self.path = Path(path)
+    def __init__(self, path: Path, writing: bool = True):
+        self.path, self.writing = Path(path), writing
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = hold(self.path)
         try:
@@ -125,7 +128,7 @@ class ResultsFile:
         except BaseException:
             os.close(self._lock)
             raise
-        self._handle = open(self.path, "a", encoding="utf-8")
+        self._handle = open(self.path, "a", encoding="utf-8") if writing else None
 
     def _read(self) -> None:
         self.records, self.dropped = [], 0
@@ -153,9 +156,9 @@ class ResultsFile:
                     self.records.append(record)
                 else:
                     self.dropped += 1
-            if self.dropped:
+            if self.writing and self.dropped:
                 replace_lines(self.path, kept)
-            elif partial:
+            elif self.writing and partial:
                 with open(self.path, "r+b") as handle:
                     handle.truncate(len(raw) - len(partial))
         self.done = {record["id"] for record in self.records}
@@ -170,7 +173,8 @@ class ResultsFile:
             self.done.add(record["id"])
 
     def close(self) -> None:
-        self._handle.close()
+        if self._handle is not None:
+            self._handle.close()
         os.close(self._lock)  # closing the descriptor releases the flock
 
     def __enter__(self):

@@ -295,9 +295,3 @@ def test_clinc150_run_writes_lines_with_codes_of_its_label_set(client, tmp_path,
     for record in records:
         assert record["status"] == "ok" and record["code"] in codes and record["gold_code"] in codes
         assert record["correct"] == (record["code"] == record["gold_code"])
-
-
-def test_the_guard_stops_few_ordinary_clinc150_messages():
-    from guard import marks
-    stopped = [m.text for m in clinc150.load_split("test") if marks(m.text)]
-    assert len(stopped) <= 3, stopped  # measured: three ("ignore the previous command", ...)

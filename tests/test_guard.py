@@ -42,11 +42,12 @@ def test_every_guarded_message_of_the_committed_set_carries_a_mark():
     assert len(ADVERSARIAL) >= 50 and {item["class"] for item in ADVERSARIAL} >= GUARDED | {"off_topic", "language"}
 
 
-@pytest.mark.parametrize("dataset", ["banking77"])
-def test_the_guard_stops_almost_no_ordinary_message_of_a_test_split(dataset):
+# measured: BANKING77 one ("... I am 100% sure ..."), CLINC150 three ("ignore the previous command", ...)
+@pytest.mark.parametrize("dataset, at_most", [("banking77", 1), ("clinc150", 3)])
+def test_the_guard_stops_almost_no_ordinary_message_of_a_test_split(dataset, at_most):
     texts = [m.text for m in DATASETS[dataset].load_split("test")]
     stopped = [text for text in texts if marks(text)]
-    assert len(stopped) <= 1, stopped  # measured: one ("... I am 100% sure ...")
+    assert len(stopped) <= at_most, stopped
 
 
 def test_the_marks_say_why():

@@ -295,9 +295,10 @@ def test_routes_script_runs_end_to_end_on_the_reference_files(run_script):
     assert f"point      calibrated >= {threshold:.3f}" in out
     assert f"{len(on_calib):>6} {sum(on_calib):>6}" in out.split("point      calibrated >=")[1].splitlines()[0]
     acted = [r.correct for r in test if fit(r.confidence) >= threshold]
+    wrong = len(acted) - sum(acted)
     assert last.startswith(f"acted on {100 * len(acted) / len(test):.1f}% of test answers at "
                            f"{100 * sum(acted) / len(acted):.1f}% precision (target 98.5%), "
-                           f"{len(acted) - sum(acted)} wrong actions (point rule)")
+                           f"{wrong} wrong action{'' if wrong == 1 else 's'} (point rule)")
 
 
 def test_routes_script_prints_both_rules_and_exact_intervals_on_test(run_script):

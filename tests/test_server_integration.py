@@ -33,7 +33,7 @@ def test_tokenize_returns_pieces_that_rebuild_the_text(client):
 def test_a_real_message_gets_a_valid_code_with_confidence(client, prompt, letter_ids):
     reply = ask_code(client, prompt, "My card still hasn't arrived after two weeks", top_logprobs=30)
     assert reply.status == "ok" and reply.code in prompt.codes
-    answer = answer_of(reply, prompt, letter_ids)
+    answer = answer_of(reply, prompt)
     assert 0.0 <= answer.confidence <= 1.0
     assert answer.confidence == pytest.approx(answer.p_group * answer.p_intent_given_group)
     assert answer.tokens_in_code in (2, 3)
