@@ -336,6 +336,22 @@ def fit_weights(examples: list[tuple[list[Candidate], str]]) -> Weights:
     return replace(fitted, log_likelihood=value, fitted_on=len(usable))
 
 
+def step_distributions(probabilities: dict[str, float], code: str) -> tuple[dict[str, float], dict[str, float]]:
+    """A distribution over codes (code -> P, summing to 1) as the two steps of a results line: group letter ->
+    P(group), the mass of its codes; and, within code's group, intent letter -> P(intent | group). So that
+    P(group of code) x P(intent of code | group) = P(code), the series' confidence. Raises KeyError when code
+    has no probability."""
+    group = split_code(code)[0]
+    groups: dict[str, float] = {}
+    for candidate, p in probabilities.items():
+        groups[split_code(candidate)[0]] = groups.get(split_code(candidate)[0], 0.0) + p
+    # sums of floats can pass 1 by an ulp (1.0000000000000002): probabilities stay in [0, 1]
+    groups = {g: min(p, 1.0) for g, p in groups.items()}
+    intents = {split_code(c)[1]: min(p / groups[group], 1.0) if groups[group] else 0.0
+               for c, p in probabilities.items() if split_code(c)[0] == group}
+    return groups, intents
+
+
 def combined_record(record: ResultsLine, weights: Weights, intent_of: dict[str, str],
                     out_of_scope: frozenset[str] = frozenset()) -> ResultsLine:
     """A results line of post 03's fields whose decision and confidence are the combined ones.
@@ -353,14 +369,8 @@ def combined_record(record: ResultsLine, weights: Weights, intent_of: dict[str, 
         return record
     probabilities = combine(candidates_of(record, out_of_scope), weights)
     code = max(probabilities, key=lambda c: (probabilities[c], c == record.code))
+    groups, intents = step_distributions(probabilities, code)
     group, letter = split_code(code)
-    groups: dict[str, float] = {}
-    for candidate, p in probabilities.items():
-        groups[split_code(candidate)[0]] = groups.get(split_code(candidate)[0], 0.0) + p
-    # sums of floats can pass 1 by an ulp (1.0000000000000002): probabilities stay in [0, 1]
-    groups = {g: min(p, 1.0) for g, p in groups.items()}
-    intents = {split_code(c)[1]: min(p / groups[group], 1.0) for c, p in probabilities.items()
-               if split_code(c)[0] == group}
     return replace(
         record, status="ok", code=code, intent=intent_of[code],
         correct=code == record.gold_code, right_group=group == record.gold_group_letter,  # False without gold

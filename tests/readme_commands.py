@@ -41,7 +41,9 @@ the repository that does (03's run.py gets its client from typed_lines.py).
   N, or added), and `--out` pointed at a temporary file where the script has
   that option; exit status 0 required, the output is not compared (the test
   model is not the README's);
-- parse-only: every other server command, and an offline command that comes
+- parse-only: every other server command, an offline script of SLOW_SCRIPTS
+  without the option that keeps it fast (01's baseline.py without `--method
+  neighbours`), and an offline command that comes
   after a server command in the same block (it reads what that command
   writes, as 02's compare.py reads run.py's files): the script parses the
   README's arguments with its own argparse parser and stops (python3 -c: the
@@ -85,6 +87,10 @@ KINDS = ("offline console", "offline sh", "server --limit", "parse-only", "not r
 # Python scripts a README shows that must not run inside a test, and why.
 NOT_RUN_SCRIPTS = {"run_tests.py": "runs the whole test suite, this test included, and starts a server",
                    "post_tags.py": "makes tags in a git repository; tests/test_post_tags.py runs it in a clone"}
+# Offline scripts too slow for a test unless given the option that keeps them fast, and why: only parsed otherwise.
+SLOW_SCRIPTS = {"01-why-typed-decisions/baseline.py": (
+    ("--method", "neighbours"),
+    "its logistic regressions take minutes to fit the first time; tests/test_linear.py holds the fit to scikit-learn")}
 # Programs a README may show that are never run here (a typo such as `pyhton3` is none of them).
 NOT_RUN_PROGRAMS = ("cd", "docker", "export", "git", "pip", "uv")
 # Source text that shows a script takes --limit: its own option, or batch.py's add_split_arguments (02's and 03's run.py).
@@ -147,7 +153,7 @@ class Command:
 @dataclass(frozen=True)
 class Kind:
     """What the tests do with a command: one of KINDS, the script (a path, or the code of
-    python3 -c), its arguments, and for "not run" the reason."""
+    python3 -c), its arguments, and for "not run" (and a slow script only parsed) the reason."""
     name: str
     script: str = ""
     args: tuple[str, ...] = ()
@@ -399,6 +405,9 @@ def classify(command: Command, root: Path = ROOT) -> Kind:
     path = root / script
     source = _source(path)
     if not needs_server(source, root):
+        fast = SLOW_SCRIPTS.get(script, (None,))[0]
+        if fast and not any(args[i:i + len(fast)] == fast for i in range(len(args))):
+            return Kind("parse-only", script, args, reason=SLOW_SCRIPTS[script][1])
         if any(needs_server(_source(root / earlier), root) for earlier in command.earlier):
             # It reads what a server command before it in the block writes (02's compare.py after run.py).
             return Kind("parse-only", script, args)
@@ -482,11 +491,15 @@ def with_option(args: tuple[str, ...], option: str, value: str) -> list[str]:
 
 
 def limited(command: Command, workdir: Path, tmp: Path) -> Command:
-    """The server command as the tests run it: --limit 2, and --out in tmp where the script has --out."""
+    """The server command as the tests run it: --limit 2, --out in tmp where the script has --out, and
+    --other-model where it has one (the test server's model is not the one of the reference runs it reads)."""
     kind = classify(command, workdir)
     args = with_option(kind.args, "--limit", LIMIT_IN_TESTS)
-    if '"--out"' in (workdir / kind.script).read_text():
+    source = (workdir / kind.script).read_text()
+    if '"--out"' in source:
         args = with_option(tuple(args), "--out", str(tmp / "out.jsonl"))
+    if '"--other-model"' in source and "--other-model" not in args:
+        args = (*args, "--other-model")
     argv = ("python3", kind.script, *args)
     return replace(command, text=shlex.join(argv), argv=argv)
 

@@ -233,6 +233,13 @@ def test_an_offline_command_after_a_server_command_in_its_block_only_parses_its_
     assert classify(alone).name == "offline sh"
 
 
+def test_the_slow_baseline_only_parses_unless_told_to_stay_fast():
+    both, fast = parse_markdown("```sh\npython3 01-why-typed-decisions/baseline.py --dataset clinc150\n"
+                                "python3 01-why-typed-decisions/baseline.py --method neighbours --all-train\n```\n")
+    assert classify(both).name == "parse-only" and "minutes" in classify(both).reason
+    assert classify(fast).name == "offline sh"
+
+
 def test_a_limited_command_gets_limit_2_and_its_out_file_in_tmp(workdir, tmp_path):
     run, label_list = parse_markdown("```sh\npython3 02-forcing-a-valid-answer/run.py --split calib --limit 200\n"
                                      "python3 01-why-typed-decisions/label_list.py\n```\n")
