@@ -37,10 +37,16 @@ REFERENCE_MODEL = "qwen2.5-coder-1.5b-instruct-q4_k_m"
 REFERENCE = ROOT / "results" / "reference" / REFERENCE_MODEL
 
 
+def later_reference_folders() -> list[Path]:
+    """The reference/<model>/ folders of the post folders (a later post's own kinds of run; a model of its own,
+    or none, has a folder of its own), sorted."""
+    return sorted(path for path in ROOT.glob("[0-9][0-9]-*/reference/*") if path.is_dir())
+
+
 def reference_path(name: str) -> Path:
-    """The committed reference run of this file name: in results/reference/, else in the reference/ folder of the
-    post folder that holds it (a later post's own kind of run); results/reference/<name> when none has it."""
-    for folder in (REFERENCE, *sorted(ROOT.glob(f"[0-9][0-9]-*/reference/{REFERENCE_MODEL}"))):
+    """The committed reference run of this file name: in results/reference/, else in a reference/ folder of the
+    post folder that holds it (later_reference_folders); results/reference/<name> when none has it."""
+    for folder in (REFERENCE, *later_reference_folders()):
         if (folder / name).exists():
             return folder / name
     return REFERENCE / name
@@ -107,7 +113,7 @@ def known_variants() -> list[str]:
     """The variants some results file has: the middle of <dataset>-<variant>-<split>.jsonl names in the reader's
     own results folder and in the reference folders of the post folders (sorted; [] before any post adds one)."""
     found = set()
-    for folder in (OWN_RESULTS, *ROOT.glob(f"[0-9][0-9]-*/reference/{REFERENCE_MODEL}")):
+    for folder in (OWN_RESULTS, *later_reference_folders()):
         for path in folder.glob("*.jsonl"):
             for dataset in DATASETS:
                 for split in SPLITS:

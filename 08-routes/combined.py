@@ -76,6 +76,14 @@ MAX_NEWTON_STEPS = 100
 SOURCE_PREFIX = {"knn": "", "linear": "linear", "examples": "example"}
 
 
+def source_messages(dataset, source: str) -> list:
+    """The labelled messages the ranking of a shortlist --source (a key of SOURCE_PREFIX) is fitted on, for
+    dataset (registry.Dataset): every training message but the calib split for knn and linear, the label
+    file's examples for examples."""
+    from linear import regime_messages
+    return regime_messages(dataset, "examples" if source == "examples" else "full")
+
+
 def shortlist_variant(k: int, source: str = "knn") -> str:
     """The results-file variant of shortlist.py's runs with shortlists of k from `source`: "shortlist5" for
     post 01's retriever, "linearshortlist5" and "exampleshortlist5" for the logistic regression."""
@@ -432,7 +440,11 @@ def main() -> int:
     out_of_scope = dataset.out_of_scope_codes()
     weights = fit_weights([(candidates_of(r, out_of_scope), r.gold_code) for r in calib.records if r.status == "ok"])
     print(f"\nweights fitted on the {weights.fitted_on} calib answers whose right code is on the shortlist: "
-          f"P(code) proportional to {weights.describe()}\n")
+          f"P(code) proportional to {weights.describe()}")
+    fitted = {m.text for m in source_messages(dataset, args.source)}
+    labelled = len(fitted | {m.text for m in dataset.load_split("calib")})
+    print(f"labelled messages: {len(fitted):,} for the shortlists ({args.source}), the calib split's for the weights: "
+          f"{labelled:,} in all\n")
     intent_of = {code: meaning.intent for code, meaning in load_prompt(dataset.name).codes.items()}
     combined = {split: [combined_record(r, weights, intent_of, out_of_scope) for r in loaded.records]
                 for split, loaded in (("calib", calib), ("test", test))}

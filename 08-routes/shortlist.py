@@ -36,7 +36,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # puts the post folders on sys.path
 from batch import RunStopped, pick_messages, run_messages
-from combined import shortlist_variant
+from combined import shortlist_variant, source_messages
 from llama_http import exit_on_server_errors
 from prompt import Prompt, grammar_of
 from registry import DATASETS
@@ -97,8 +97,8 @@ def ranking(dataset, source: str):
     """text -> [(intent, score)], best first, from the --source's model of dataset (registry.Dataset)."""
     if source == "knn":
         return dataset.fit_retriever().rank
-    from linear import fit_classifier, regime_messages
-    classifier = fit_classifier(regime_messages(dataset, "full" if source == "linear" else "examples"))
+    from linear import fit_classifier
+    classifier = fit_classifier(source_messages(dataset, source))
 
     def rank(text: str) -> list[tuple[str, float]]:
         return sorted(classifier.probabilities(text).items(), key=lambda pair: (-pair[1], pair[0]))

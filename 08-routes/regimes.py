@@ -1,0 +1,167 @@
+"""Beyond the series: the model, the cheap baseline and the combined decision, each in its regime of labelled messages.
+
+    python3 08-routes/regimes.py                     # BANKING77
+    python3 08-routes/regimes.py --dataset clinc150
+
+One table of the decisions this repository has results files for, read as
+posts 04-08 read them (no server): the model alone (post 03's run), post 01's
+logistic regression (08-routes/baseline_lines.py: linear5, linear15,
+linearall) and the combined decisions of combined.py (shortlists from the
+retriever fitted on the prompt's examples, from post 01's nearest
+neighbours, from the full-data logistic regression). Each row says how many
+labelled messages it used: those its decision was fitted on (the prompt's
+examples for the model) and the calib split's, on which every row fits its
+calibration and thresholds; a message used for both is counted once. The
+columns, on the test split:
+
+- accuracy (CLINC150: on its in-scope messages);
+- ECE, 15 bins (post 04), of the raw confidence and after post 06's
+  isotonic fit on calib;
+- AUROC of the raw confidence for right against wrong answers (post 07);
+  for CLINC150 also the AUROC of P(out-of-scope group) for flagging the
+  out-of-scope messages (07's out_of_scope.py, detector P(K-A));
+- act at 98.5%: coverage and precision of the act route of post 08, point
+  rule (isotonic, fitted on calib) and certified rule (exact lower bound at
+  95%, BEYOND.md), with the default ask target.
+
+A row whose files are missing names the command that writes them.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import series  # puts the post folders on sys.path
+from ece import ece, outcomes
+from isotonic import fit_isotonic
+from labels import split_code
+from linear import regime_messages
+from prompt import EXAMPLES
+from registry import DATASETS, Dataset
+from results_record import ResultsLine
+from routes import RULES, TARGET, fit_calibration, fit_thresholds, report, route_all
+from saved_answers import add_dataset_argument, read_split
+from separation import SingleClassError, auroc
+
+
+@dataclass(frozen=True)
+class Row:
+    """One decision of the table: its name, the variant of its results files ("" for post 03's run), the
+    messages its decision was fitted on besides calib ("prompt", or a regime of linear.py), and the command
+    that writes its files ({dataset}: where --dataset goes)."""
+
+    name: str
+    variant: str
+    fitted_on: str
+    command: str
+
+
+ROWS = (
+    Row("model alone (CPU default)", "", "prompt", "python3 03-where-confidence-comes-from/run.py{dataset} --split calib/test"),
+    Row("logistic regression, 5 per intent", "linear5", "examples", "python3 08-routes/baseline_lines.py{dataset}"),
+    Row("logistic regression, 15 per intent", "linear15", "examples+calib", "python3 08-routes/baseline_lines.py{dataset}"),
+    Row("combined, shortlists of the 5-per-intent classifier", "examplecombined5", "examples",
+        "python3 08-routes/shortlist.py{dataset} --source examples --split calib/test, then combined.py{dataset} --source examples"),
+    Row("logistic regression, all training messages", "linearall", "full", "python3 08-routes/baseline_lines.py{dataset}"),
+    Row("combined, shortlists of post 01's nearest neighbours", "combined5", "full",
+        "python3 08-routes/shortlist.py{dataset} --split calib/test, then combined.py{dataset}"),
+    Row("combined, shortlists of the full logistic regression", "linearcombined5", "full",
+        "python3 08-routes/shortlist.py{dataset} --source linear --split calib/test, then combined.py{dataset} --source linear"),
+)
+
+
+def labelled_messages(dataset: Dataset, fitted_on: str) -> int:
+    """How many labelled messages a row used: the texts it was fitted on ("prompt": the examples the prompt
+    shows, else linear.regime_messages of that regime) together with the calib split's, each text once."""
+    if fitted_on == "prompt":
+        shown = getattr(dataset.loader(), "PROMPT_EXAMPLES", EXAMPLES)
+        texts = {text for intent in dataset.load_labels().intents for text in intent.examples[:shown]}
+    else:
+        texts = {m.text for m in regime_messages(dataset, fitted_on)}
+    return len(texts | {m.text for m in dataset.load_split("calib")})
+
+
+@dataclass(frozen=True)
+class Figures:
+    """The table's cells for one row (fractions in [0, 1]; None where a figure does not exist)."""
+
+    accuracy: float
+    ece_raw: float
+    ece_isotonic: float
+    auroc: float | None
+    out_of_scope_auroc: float | None
+    act: dict[str, tuple[float, float | None]]  # rule -> (coverage, precision or None when nothing is acted on)
+
+
+def figures(calib: list[ResultsLine], test: list[ResultsLine], out_of_scope: frozenset[str]) -> Figures:
+    """The columns of one row from its calib and test answers (post 03's lines, error lines left out)."""
+    confidences, corrects = outcomes(test)
+    fit = fit_isotonic(*outcomes(calib))
+    inside = [r for r in test if r.gold_code not in out_of_scope]
+    try:
+        separation = auroc(confidences, corrects)
+    except SingleClassError:
+        separation = None
+    flagged = None
+    if out_of_scope:
+        (letter,) = {split_code(code)[0] for code in out_of_scope}
+        scores = [r.group_distribution[letter] if r.status == "ok" else 0.0 for r in test]
+        flagged = auroc(scores, [r.gold_code in out_of_scope for r in test])
+    calibrate = fit_calibration(calib)
+    act = {}
+    for rule in RULES:
+        thresholds = fit_thresholds(calib, calibrate, out_of_scope=out_of_scope, rule=rule)
+        result = report(test, route_all(test, calibrate, thresholds), out_of_scope)
+        act[rule] = (result.coverage, result.act_precision)
+    return Figures(sum(r.correct for r in inside) / len(inside), ece(confidences, corrects),
+                   ece([fit(c) for c in confidences], corrects), separation, flagged, act)
+
+
+def cell(value: float | None, digits: int = 1, percent: bool = True) -> str:
+    """A table cell: a fraction as a percentage (or a plain number with percent=False), "-" for None."""
+    if value is None:
+        return "-"
+    return f"{100 * value:.{digits}f}%" if percent else f"{value:.{digits}f}"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_dataset_argument(parser)
+    args = parser.parse_args()
+    dataset = DATASETS[args.dataset]
+    scope = dataset.out_of_scope_codes()
+    print(f"{dataset.name.upper()} test split; every calibration and threshold fitted on the calib split; "
+          f"act target {100 * TARGET:.1f}%\n")
+    header = (f"{'decision':<52} {'labelled':>8} {'accuracy':>8} {'ECE raw':>7} {'isotonic':>8} {'AUROC':>6}"
+              + (f" {'OOS AUROC':>9}" if scope else "")
+              + f"  {'act, point rule':>17}  {'act, certified':>17}")
+    print(header)
+    missing = []
+    for row in ROWS:
+        try:
+            calib, test = (read_split(split, None, dataset.name, row.variant).records for split in ("calib", "test"))
+        except FileNotFoundError:
+            option = "" if dataset.name == "banking77" else f" --dataset {dataset.name}"
+            missing.append(f"{row.name}: no answers yet; write them with: {row.command.format(dataset=option)}")
+            continue
+        got = figures(calib, test, scope)
+        acts = "  ".join(f"{cell(coverage):>7} at {cell(precision):>6}" if precision is not None else f"{'none':>17}"
+                         for coverage, precision in (got.act[rule] for rule in RULES))
+        print(f"{row.name:<52} {labelled_messages(dataset, row.fitted_on):>8,} {cell(got.accuracy):>8} "
+              f"{cell(got.ece_raw, 3, False):>7} {cell(got.ece_isotonic, 3, False):>8} {cell(got.auroc, 3, False):>6}"
+              + (f" {cell(got.out_of_scope_auroc, 3, False):>9}" if scope else "") + f"  {acts}")
+    print("\nlabelled: the messages a row was fitted on and the calib split's, each once. act: coverage at precision "
+          "on test (none: nothing acted on)" + ("" if not scope else
+                       f"; accuracy on the in-scope messages, ECE and AUROC on all (the right answer of an out-of-scope "
+                       f"message is {', '.join(sorted(scope))})") + ".")
+    for line in missing:
+        print(f"not in the table: {line}")
+    return 0
+
+
+if __name__ == "__main__":
+    from saved_answers import exit_on_bad_input
+    sys.exit(exit_on_bad_input(main))
