@@ -15,5 +15,5 @@ AMERICAN_EXPRESS = "Help me use American Express to add money to the account."
 FREE_TEXT = (STILL_WAITING, FIAT, DELIVERY_TO_US)
 TYPED = (STILL_WAITING, FIAT, DELIVERY_TO_US, AMERICAN_EXPRESS)
 # In the series (GB10 reference) these three go three ways (ask, act, hand over) once post 08 has fitted its
-# thresholds; 08-routes/README.md shows where the CPU default model's answers go.
+# thresholds; post 08's README shows where the CPU default model's answers go.
 ROUTED = (STILL_WAITING, FIAT, AMERICAN_EXPRESS)

@@ -216,7 +216,7 @@ def read_split(split: str, results: Path | None = None, dataset: str = "banking7
 
     given_by: the option that named `results` ("--calib"), for the messages.
     Raises FileNotFoundError naming the run.py command that writes a missing
-    file, and ValueError naming file, line and field for a line that is not a
+    file (and, for a variant no file has, the variants there are), and ValueError naming file, line and field for a line that is not a
     results line (ResultsLine.from_json), for an id on two lines, for a file
     without a single answer, and for a file that does not belong to dataset
     (check_belongs: another prompt, a code not in its table, several models
@@ -227,8 +227,10 @@ def read_split(split: str, results: Path | None = None, dataset: str = "banking7
     if not results and not path.exists():  # neither a complete run of the reader's nor a committed one
         # a partial run's state already names the command that finishes it
         write = "" if own_results_path(dataset, split, variant).exists() else f"; write it with: {command}"
+        known = known_variants()
+        kinds = f" (the kinds of run there are: {', '.join(known) or 'none'})" if variant and variant not in known else ""
         raise FileNotFoundError(f"no {dataset} {split} answers{f' of kind {variant}' if variant else ''}: "
-                                f"{own_run_state(dataset, split, variant)} and no reference run{write}")
+                                f"{own_run_state(dataset, split, variant)} and no reference run{write}{kinds}")
     lines: list[ResultsLine] = []
     seen: dict[str, int] = {}
     for number, record in numbered_records(path, command, given_by):

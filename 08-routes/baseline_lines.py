@@ -11,8 +11,8 @@ probabilities of 01-why-typed-decisions/linear.py in the format run.py
 writes, one file per split and regime of labelled messages:
 
     linear5    the prompt's examples (5 per intent)
-    linear15   the examples and the calib split (15 per intent, the series'
-               bargain); calib's own lines are cross-fitted over linear.FOLDS
+    linear15   the examples and the calib split (15 per intent on BANKING77,
+               the series' bargain; 10 on CLINC150); calib's own lines are cross-fitted over linear.FOLDS
                folds, as it is training data there
     linearall  every training message but the calib split
 

@@ -60,16 +60,19 @@ class Row:
 
 
 ROWS = (
-    Row("model alone (CPU default)", "", "prompt", "python3 03-where-confidence-comes-from/run.py{dataset} --split calib/test"),
-    Row("logistic regression, 5 per intent", "linear5", "examples", "python3 08-routes/baseline_lines.py{dataset}"),
-    Row("logistic regression, 15 per intent", "linear15", "examples+calib", "python3 08-routes/baseline_lines.py{dataset}"),
+    Row("model alone (CPU default)", "", "prompt", "python3 03-where-confidence-comes-from/run.py{dataset} --split calib, the same with --split test"),
+    Row("logistic regression, the examples", "linear5", "examples", "python3 08-routes/baseline_lines.py{dataset}"),
+    Row("logistic regression, the examples and calib", "linear15", "examples+calib", "python3 08-routes/baseline_lines.py{dataset}"),
     Row("combined, shortlists of the 5-per-intent classifier", "examplecombined5", "examples",
-        "python3 08-routes/shortlist.py{dataset} --source examples --split calib/test, then combined.py{dataset} --source examples"),
+        "python3 08-routes/shortlist.py{dataset} --source examples --split calib, the same with --split test, "
+        "then python3 08-routes/combined.py{dataset} --source examples"),
     Row("logistic regression, all training messages", "linearall", "full", "python3 08-routes/baseline_lines.py{dataset}"),
     Row("combined, shortlists of post 01's nearest neighbours", "combined5", "full",
-        "python3 08-routes/shortlist.py{dataset} --split calib/test, then combined.py{dataset}"),
+        "python3 08-routes/shortlist.py{dataset} --split calib, the same with --split test, "
+        "then python3 08-routes/combined.py{dataset}"),
     Row("combined, shortlists of the full logistic regression", "linearcombined5", "full",
-        "python3 08-routes/shortlist.py{dataset} --source linear --split calib/test, then combined.py{dataset} --source linear"),
+        "python3 08-routes/shortlist.py{dataset} --source linear --split calib, the same with --split test, "
+        "then python3 08-routes/combined.py{dataset} --source linear"),
 )
 
 
@@ -135,7 +138,7 @@ def main() -> int:
     scope = dataset.out_of_scope_codes()
     print(f"{dataset.name.upper()} test split; every calibration and threshold fitted on the calib split; "
           f"act target {100 * TARGET:.1f}%\n")
-    header = (f"{'decision':<52} {'labelled':>8} {'accuracy':>8} {'ECE raw':>7} {'isotonic':>8} {'AUROC':>6}"
+    header = (f"{'decision':<52} {'labelled':>8} {'accuracy':>8} {'ECE raw':>7} {'ECE iso':>7} {'AUROC':>6}"
               + (f" {'OOS AUROC':>9}" if scope else "")
               + f"  {'act, point rule':>17}  {'act, certified':>17}")
     print(header)
@@ -151,12 +154,13 @@ def main() -> int:
         acts = "  ".join(f"{cell(coverage):>7} at {cell(precision):>6}" if precision is not None else f"{'none':>17}"
                          for coverage, precision in (got.act[rule] for rule in RULES))
         print(f"{row.name:<52} {labelled_messages(dataset, row.fitted_on):>8,} {cell(got.accuracy):>8} "
-              f"{cell(got.ece_raw, 3, False):>7} {cell(got.ece_isotonic, 3, False):>8} {cell(got.auroc, 3, False):>6}"
+              f"{cell(got.ece_raw, 3, False):>7} {cell(got.ece_isotonic, 3, False):>7} {cell(got.auroc, 3, False):>6}"
               + (f" {cell(got.out_of_scope_auroc, 3, False):>9}" if scope else "") + f"  {acts}")
     print("\nlabelled: the messages a row was fitted on and the calib split's, each once. act: coverage at precision "
-          "on test (none: nothing acted on)" + ("" if not scope else
-                       f"; accuracy on the in-scope messages, ECE and AUROC on all (the right answer of an out-of-scope "
-                       f"message is {', '.join(sorted(scope))})") + ".")
+          "on test (none: nothing acted on). ECE iso: after isotonic regression fitted on calib." + ("" if not scope else
+                       f"\naccuracy on the in-scope messages, ECE and AUROC on all (the right answer of an out-of-scope "
+                       f"message is {', '.join(sorted(scope))}); OOS AUROC: P(out-of-scope group) flagging the "
+                       "out-of-scope messages."))
     for line in missing:
         print(f"not in the table: {line}")
     return 0

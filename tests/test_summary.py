@@ -314,9 +314,10 @@ def test_a_split_with_no_run_anywhere_names_where_the_readers_run_goes(tmp_path,
     with pytest.raises(FileNotFoundError) as missing:
         saved_answers.read_split("calib", None, "banking77", "other3")
     assert str(missing.value).startswith("no banking77 calib answers of kind other3: no run of yours at ")
-    assert str(missing.value).endswith("banking77-other3-calib.jsonl and no reference run; write it with: "
-                                       "the script that writes other3 answers (the README of the post that adds them "
-                                       "names it)")
+    assert "banking77-other3-calib.jsonl and no reference run; write it with: the script that writes other3 " \
+           "answers (the README of the post that adds them names it)" in str(missing.value)
+    # a variant no file has: the ones there are are named
+    assert str(missing.value).endswith(f" (the kinds of run there are: {', '.join(saved_answers.known_variants()) or 'none'})")
     # a partial run of the reader's is named with its count, not as missing
     (tmp_path / "own").mkdir()
     write_lines(tmp_path / "own" / "banking77-other3-calib.jsonl", [result_line(n, True, 0.9) for n in range(5)])
