@@ -119,14 +119,14 @@ def linear_report(dataset: Dataset) -> float:
     """Print the logistic regression's accuracy on calib and test in the three regimes of linear.REGIMES, with how
     many labelled messages each used; return its test accuracy with every training message (on the in-scope
     messages when the dataset has out-of-scope intents)."""
-    from linear import FOLDS, regime_messages, regime_probabilities
+    from linear import FOLDS, REGIMES, regime_messages, regime_probabilities
     splits = {name: dataset.load_split(name) for name in ("calib", "test")}
-    inside = [i for i, m in enumerate(splits["test"]) if m.intent not in dataset.out_of_scope_intents]
     scope = dataset.out_of_scope_intents
+    inside = [i for i, m in enumerate(splits["test"]) if m.intent not in scope]
     print("\nlogistic regression on word and character n-gram TF-IDF (linear.py), accuracy:")
     print(f"{'labelled messages used':<48} {'messages':>8} {'calib':>7} {'test':>7}" + ("  test, in scope" if scope else ""))
     result = 0.0
-    for regime in ("examples", "examples+calib", "full"):
+    for regime in REGIMES:
         start = time.perf_counter()
         print(f"  fitting and scoring: {REGIME_NAMES[regime]} ...", file=sys.stderr, flush=True)
         scored = regime_probabilities(dataset, regime)

@@ -244,12 +244,13 @@ def fit_classifier(messages: list[Labelled], c: float = C, epochs: int = EPOCHS,
 REGIMES = ("examples", "examples+calib", "full")
 
 
-def example_messages(labels) -> list:
+def example_messages(labels, per_intent: int | None = None) -> list:
     """The label file's examples as labelled messages (id "example-<intent>-<k>"): 5 per intent in the shipped
-    files, the ones BANKING77's prompt shows (CLINC150's prompt shows the first 3)."""
+    files, the ones BANKING77's prompt shows (CLINC150's prompt shows the first 3); per_intent: only the first
+    that many of each intent (None: all)."""
     from labels import Message
     return [Message(f"example-{intent.name}-{k}", text, intent.name)
-            for intent in labels.intents for k, text in enumerate(intent.examples)]
+            for intent in labels.intents for k, text in enumerate(intent.examples[:per_intent])]
 
 
 def regime_messages(dataset, regime: str) -> list:
@@ -268,21 +269,29 @@ def regime_messages(dataset, regime: str) -> list:
 FOLDS = 5  # cross-fitting of the calibration split when it is also training data
 
 
-def regime_probabilities(dataset, regime: str, folds: int = FOLDS) -> dict[str, list[dict[str, float]]]:
-    """split -> the class probabilities (intent -> P) of every message of "calib" and "test", in split order,
-    from fits of `regime` (regime_messages). In "examples+calib" the calibration split is training data, so
-    its own probabilities are cross-fitted: message i of calib is scored by a fit on the examples and the
-    calib messages of the other folds (i mod folds); the test split by a fit on all of them. Fits are
-    cached (fit_classifier)."""
-    calib, test = dataset.load_split("calib"), dataset.load_split("test")
+def regime_fits(dataset, regime: str, folds: int = FOLDS) -> tuple[list[Classifier], Classifier]:
+    """(the fits that score calib, the fit that scores test) of `regime` (regime_messages): message i of calib
+    is scored by fits[i mod len(fits)]. In "examples+calib" the calibration split is training data, so its
+    own probabilities are cross-fitted: one fit per fold on the examples and the calib messages of the other
+    folds (i mod folds), and test by a fit on all of them; otherwise one fit scores both. Fits are cached
+    (fit_classifier)."""
     if regime != "examples+calib":
         model = fit_classifier(regime_messages(dataset, regime))
-        return {"calib": [model.probabilities(m.text) for m in calib], "test": [model.probabilities(m.text) for m in test]}
-    examples = regime_messages(dataset, "examples")
-    scored: list[dict[str, float] | None] = [None] * len(calib)
-    for fold in range(folds):
-        model = fit_classifier(examples + [m for i, m in enumerate(calib) if i % folds != fold])
-        for i in range(fold, len(calib), folds):
-            scored[i] = model.probabilities(calib[i].text)
-    model = fit_classifier(examples + calib)
-    return {"calib": scored, "test": [model.probabilities(m.text) for m in test]}
+        return [model], model
+    examples, calib = regime_messages(dataset, "examples"), dataset.load_split("calib")
+    by_fold = [fit_classifier(examples + [m for i, m in enumerate(calib) if i % folds != fold]) for fold in range(folds)]
+    return by_fold, fit_classifier(examples + calib)
+
+
+def fits_probabilities(dataset, fits: tuple[list[Classifier], Classifier]) -> dict[str, list[dict[str, float]]]:
+    """split -> the class probabilities (intent -> P) of every message of "calib" and "test", in split order,
+    scored by regime_fits' fits."""
+    by_fold, model = fits
+    return {"calib": [by_fold[i % len(by_fold)].probabilities(m.text) for i, m in enumerate(dataset.load_split("calib"))],
+            "test": [model.probabilities(m.text) for m in dataset.load_split("test")]}
+
+
+def regime_probabilities(dataset, regime: str, folds: int = FOLDS) -> dict[str, list[dict[str, float]]]:
+    """split -> the class probabilities (intent -> P) of every message of "calib" and "test", in split order,
+    from the fits of `regime` (regime_fits: calib cross-fitted in "examples+calib")."""
+    return fits_probabilities(dataset, regime_fits(dataset, regime, folds))

@@ -139,6 +139,12 @@ def build_prompt(labels: LabelSet, examples_per_intent: int = EXAMPLES, descript
                   intent_letters, group_names)
 
 
+def prompt_examples(dataset: str = "banking77") -> int:
+    """How many examples per intent a dataset's prompt shows: its loader's PROMPT_EXAMPLES, else EXAMPLES.
+    ValueError for an unknown dataset."""
+    return getattr(dataset_named(dataset).loader(), "PROMPT_EXAMPLES", EXAMPLES)
+
+
 def load_prompt(dataset: str = "banking77", examples_per_intent: int | None = None, descriptions: bool = True) -> Prompt:
     """build_prompt() on a dataset's label file, with its own instructions and examples per intent when its
     loader module sets PROMPT_INSTRUCTIONS and PROMPT_EXAMPLES (else INSTRUCTIONS and 5). ValueError for an
@@ -146,7 +152,7 @@ def load_prompt(dataset: str = "banking77", examples_per_intent: int | None = No
     source = dataset_named(dataset)
     loader = source.loader()
     if examples_per_intent is None:
-        examples_per_intent = getattr(loader, "PROMPT_EXAMPLES", EXAMPLES)
+        examples_per_intent = prompt_examples(dataset)
     return build_prompt(source.load_labels(), examples_per_intent, descriptions,
                         getattr(loader, "PROMPT_INSTRUCTIONS", INSTRUCTIONS))
 

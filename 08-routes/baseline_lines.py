@@ -41,7 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # puts the post folders on sys.path
 from combined import step_distributions
 from labels import split_code
-from linear import C, EPOCHS, FOLDS, SEED, VERSION, regime_messages, regime_probabilities
+from linear import C, EPOCHS, FOLDS, SEED, VERSION, fits_probabilities, regime_fits, regime_messages
 from prompt import load_prompt
 from registry import DATASETS, SPLITS, Dataset
 from results_file import relative, replace_lines
@@ -96,9 +96,9 @@ def variant_lines(dataset: Dataset, variant: str) -> dict[str, list[dict]]:
     if variant not in VARIANTS:
         raise ValueError(f"variant must be one of {', '.join(VARIANTS)}, not {variant!r}")
     regime = VARIANTS[variant]
-    regime_probabilities(dataset, regime)  # fits what the cache lacks, so the timing below is scoring only
+    fits = regime_fits(dataset, regime)  # fitted, or read from the cache, before the timing: it is scoring only
     started = time.perf_counter()
-    scored = regime_probabilities(dataset, regime)
+    scored = fits_probabilities(dataset, fits)
     per_message_ms = 1000 * (time.perf_counter() - started) / sum(len(p) for p in scored.values())
     codes = load_prompt(dataset.name).codes
     intent_of = {code: meaning.intent for code, meaning in codes.items()}

@@ -84,6 +84,13 @@ def source_messages(dataset, source: str) -> list:
     return regime_messages(dataset, "examples" if source == "examples" else "full")
 
 
+def labelled_messages(dataset, fitted: list) -> int:
+    """How many labelled messages a decision used: the texts it was fitted on (`fitted`, anything with a .text)
+    together with the calib split's of dataset (registry.Dataset), on which its weights or calibration are
+    fitted, each text once."""
+    return len({m.text for m in fitted} | {m.text for m in dataset.load_split("calib")})
+
+
 def shortlist_variant(k: int, source: str = "knn") -> str:
     """The results-file variant of shortlist.py's runs with shortlists of k from `source`: "shortlist5" for
     post 01's retriever, "linearshortlist5" and "exampleshortlist5" for the logistic regression."""
@@ -441,10 +448,9 @@ def main() -> int:
     weights = fit_weights([(candidates_of(r, out_of_scope), r.gold_code) for r in calib.records if r.status == "ok"])
     print(f"\nweights fitted on the {weights.fitted_on} calib answers whose right code is on the shortlist: "
           f"P(code) proportional to {weights.describe()}")
-    fitted = {m.text for m in source_messages(dataset, args.source)}
-    labelled = len(fitted | {m.text for m in dataset.load_split("calib")})
-    print(f"labelled messages: {len(fitted):,} for the shortlists ({args.source}), the calib split's for the weights: "
-          f"{labelled:,} in all\n")
+    fitted = source_messages(dataset, args.source)
+    print(f"labelled messages: {len({m.text for m in fitted}):,} for the shortlists ({args.source}), the calib split's "
+          f"for the weights: {labelled_messages(dataset, fitted):,} in all\n")
     intent_of = {code: meaning.intent for code, meaning in load_prompt(dataset.name).codes.items()}
     combined = {split: [combined_record(r, weights, intent_of, out_of_scope) for r in loaded.records]
                 for split, loaded in (("calib", calib), ("test", test))}

@@ -35,11 +35,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # puts the post folders on sys.path
+from combined import labelled_messages
 from ece import ece, outcomes
-from isotonic import fit_isotonic
 from labels import split_code
-from linear import regime_messages
-from prompt import EXAMPLES
+from linear import example_messages, regime_messages
+from prompt import prompt_examples
 from registry import DATASETS, Dataset
 from results_record import ResultsLine
 from routes import RULES, TARGET, fit_calibration, fit_thresholds, report, route_all
@@ -76,15 +76,12 @@ ROWS = (
 )
 
 
-def labelled_messages(dataset: Dataset, fitted_on: str) -> int:
-    """How many labelled messages a row used: the texts it was fitted on ("prompt": the examples the prompt
-    shows, else linear.regime_messages of that regime) together with the calib split's, each text once."""
+def fitted_messages(dataset: Dataset, fitted_on: str) -> list:
+    """The labelled messages a row's decision was fitted on besides calib: "prompt", the examples the prompt
+    shows; else linear.regime_messages of that regime."""
     if fitted_on == "prompt":
-        shown = getattr(dataset.loader(), "PROMPT_EXAMPLES", EXAMPLES)
-        texts = {text for intent in dataset.load_labels().intents for text in intent.examples[:shown]}
-    else:
-        texts = {m.text for m in regime_messages(dataset, fitted_on)}
-    return len(texts | {m.text for m in dataset.load_split("calib")})
+        return example_messages(dataset.load_labels(), prompt_examples(dataset.name))
+    return regime_messages(dataset, fitted_on)
 
 
 @dataclass(frozen=True)
@@ -102,7 +99,6 @@ class Figures:
 def figures(calib: list[ResultsLine], test: list[ResultsLine], out_of_scope: frozenset[str]) -> Figures:
     """The columns of one row from its calib and test answers (post 03's lines, error lines left out)."""
     confidences, corrects = outcomes(test)
-    fit = fit_isotonic(*outcomes(calib))
     inside = [r for r in test if r.gold_code not in out_of_scope]
     try:
         separation = auroc(confidences, corrects)
@@ -120,7 +116,7 @@ def figures(calib: list[ResultsLine], test: list[ResultsLine], out_of_scope: fro
         result = report(test, route_all(test, calibrate, thresholds), out_of_scope)
         act[rule] = (result.coverage, result.act_precision)
     return Figures(sum(r.correct for r in inside) / len(inside), ece(confidences, corrects),
-                   ece([fit(c) for c in confidences], corrects), separation, flagged, act)
+                   ece([calibrate(r) for r in test], corrects), separation, flagged, act)
 
 
 def cell(value: float | None, digits: int = 1, percent: bool = True) -> str:
@@ -153,7 +149,7 @@ def main() -> int:
         got = figures(calib, test, scope)
         acts = "  ".join(f"{cell(coverage):>7} at {cell(precision):>6}" if precision is not None else f"{'none':>17}"
                          for coverage, precision in (got.act[rule] for rule in RULES))
-        print(f"{row.name:<52} {labelled_messages(dataset, row.fitted_on):>8,} {cell(got.accuracy):>8} "
+        print(f"{row.name:<52} {labelled_messages(dataset, fitted_messages(dataset, row.fitted_on)):>8,} {cell(got.accuracy):>8} "
               f"{cell(got.ece_raw, 3, False):>7} {cell(got.ece_isotonic, 3, False):>7} {cell(got.auroc, 3, False):>6}"
               + (f" {cell(got.out_of_scope_auroc, 3, False):>9}" if scope else "") + f"  {acts}")
     print("\nlabelled: the messages a row was fitted on and the calib split's, each once. act: coverage at precision "

@@ -75,11 +75,15 @@ def test_the_posts_read_the_baseline_with_a_variant(run_script, script):
 
 
 def test_the_regimes_table_counts_each_labelled_message_once():
-    from regimes import labelled_messages
+    from regimes import fitted_messages, labelled_messages
     banking77 = DATASETS["banking77"]
-    assert labelled_messages(banking77, "prompt") == 77 * 5 + 770  # the prompt's examples and calib
-    assert labelled_messages(banking77, "examples+calib") == 77 * 5 + 770
-    assert labelled_messages(banking77, "full") == 10_003  # every training message, calib included
+
+    def labelled(fitted_on):
+        return labelled_messages(banking77, fitted_messages(banking77, fitted_on))
+    assert labelled("prompt") == 77 * 5 + 770  # the prompt's examples and calib
+    assert labelled("examples+calib") == 77 * 5 + 770
+    assert labelled("full") == 10_003  # every training message, calib included
+    assert len(fitted_messages(DATASETS["clinc150"], "prompt")) == 151 * 3  # CLINC150's prompt shows 3 per intent
 
 
 def test_the_regimes_table_shows_the_figures_of_the_posts_scripts(run_script):
