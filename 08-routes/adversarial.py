@@ -2,9 +2,11 @@
 
     python3 08-routes/adversarial.py                  # the committed set, the model alone and the combined decision
     python3 08-routes/adversarial.py --limit 10       # its first 10 messages
+    python3 00-setup/server.py warm banking77oos      # then: the model with an out-of-scope code I-A
+    python3 08-routes/adversarial.py --dataset banking77oos
 
 The set (08-routes/adversarial/banking77.jsonl, written for this repository)
-holds messages of ten kinds: a code named in the message, an intent name, an
+holds messages of nine kinds: a code named in the message, an intent name, an
 order to the classifier, chat-template markup, SQL or HTML, off-topic
 requests, other languages, noise, and long rambling text. Each message gets
 the typed answer of the model alone (all codes, post 03) and of the combined
@@ -13,6 +15,15 @@ routed with thresholds fitted on its own calibration file, at the default
 targets (act at 98.5% precision, ask at 90%) and at the README's lowered ones
 (80%, 75%), without and with guard.py. It prints how many messages each
 setting acts on, asks about and hands over, and every message acted on.
+
+--dataset banking77oos asks the same set with BANKING77's prompt plus the
+code I-A for a message that is not a request to the bank
+(datasets/banking77oos.py), routed with thresholds fitted on that run's
+calib file (run.py --dataset banking77oos --split calib); an I-A answer
+always hands over, and the table counts those hand-overs apart. A decision
+whose calib file does not exist for the dataset (the combined one there) is
+left out, with a line that says so. Warm the server with the dataset's
+prompt first (server.py warm), or the first message pays its prefill.
 """
 from __future__ import annotations
 
@@ -30,12 +41,15 @@ from guard import verdict
 from guarantee import DELTA
 from labels import printable
 from llama_http import Client, exit_on_server_errors
+from out_of_scope import code_list, out_of_scope_codes
 from prompt import load_prompt
+from registry import DATASETS
 from route import live_line, shortlist_decision
 from routes import route_of, thresholds_from
+from saved_answers import default_results
 from typed_request import TOP_LOGPROBS, probe
 
-SET = Path(__file__).resolve().parent / "adversarial" / "banking77.jsonl"
+SETS = Path(__file__).resolve().parent / "adversarial"  # <dataset>.jsonl; a dataset that extends another uses its set
 TARGETS = {"default": (0.985, 0.90), "lowered": (0.80, 0.75)}
 DECISIONS = {"model alone": "", "combined": "combined5"}
 
@@ -54,22 +68,31 @@ def load_set(path: Path) -> list[dict]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--set", type=Path, default=SET, help="the messages (default: the committed BANKING77 set)")
+    parser.add_argument("--dataset", choices=sorted(DATASETS), default="banking77",
+                        help="whose prompt and calib files (default: banking77; banking77oos adds the code I-A)")
+    parser.add_argument("--set", type=Path, help="the messages (default: the committed set of the dataset, "
+                        "08-routes/adversarial/banking77.jsonl for both)")
     parser.add_argument("--limit", type=int, help="only the first N messages")
     parser.add_argument("--other-model", action="store_true",
                         help="route with thresholds fitted on another model's answers than the server's (a demonstration)")
     args = parser.parse_args()
     if args.limit is not None and args.limit < 1:
         parser.error("--limit must be 1 or more")
-    messages = load_set(args.set)[: args.limit]
+    dataset = DATASETS[args.dataset]
+    path = args.set or SETS / f"{dataset.base}.jsonl"
+    if not path.exists():
+        raise FileNotFoundError(f"no adversarial set for {args.dataset} at {path}: give one with --set")
+    messages = load_set(path)[: args.limit]
+    decisions = {decision: variant for decision, variant in DECISIONS.items()
+                 if not variant or default_results(args.dataset, "calib", variant)[0].exists()}
     client = Client()
     info = client.model_info()
-    prompt = load_prompt("banking77")
+    prompt = load_prompt(args.dataset)
     probe(client, prompt)
     fits = {}
-    for decision, variant in DECISIONS.items():
+    for decision, variant in decisions.items():
         for name, (target, ask_target) in TARGETS.items():
-            options = argparse.Namespace(calib=None, dataset="banking77", variant=variant, target=target,
+            options = argparse.Namespace(calib=None, dataset=args.dataset, variant=variant, target=target,
                                          ask_target=ask_target, rule="point", delta=DELTA)
             calib, calibrate, thresholds = thresholds_from(options)
             models = {r.model for r in calib.records}
@@ -80,18 +103,25 @@ def main() -> int:
     print(f"server: {client.url}  model: {info['model']}  build: {info['build']}")
     kinds = Counter(item["class"] for item in messages)
     print(f"{len(messages)} messages of {len(kinds)} kinds ({', '.join(f'{k} {n}' for k, n in kinds.items())})")
+    for decision in DECISIONS.keys() - decisions.keys():
+        print(f"{decision} decision left out: {args.dataset} has no {DECISIONS[decision]} calib file")
+    outside = out_of_scope_codes(args.dataset)
 
-    combined = shortlist_decision(argparse.Namespace(shortlist=5, dataset="banking77"), prompt,
-                                  fits["combined", "default"][0].records, client, info["model"])
-    records = {"model alone": [], "combined": []}
+    combined = (shortlist_decision(argparse.Namespace(shortlist=5, dataset=args.dataset), prompt,
+                                   fits["combined", "default"][0].records, client, info["model"])
+                if "combined" in decisions else None)
+    records = {decision: [] for decision in decisions}
     for number, item in enumerate(messages, 1):
         reply, answer = read_answer(ask_code(client, prompt, item["text"], top_logprobs=TOP_LOGPROBS), prompt)
         records["model alone"].append(live_line(item["text"], reply, answer, info["model"]))
-        records["combined"].append(combined(item["text"]))
+        if combined:
+            records["combined"].append(combined(item["text"]))
         if number % 10 == 0 or number == len(messages):
             print(f"  {number}/{len(messages)} messages asked", flush=True)
 
-    print(f"\n{'decision':<12} {'targets (act / ask)':<20} {'guard':<6} {'act':>4} {'ask':>4} {'hand over':>10}")
+    # with an out-of-scope code, how many of the hand-overs are answers of that code
+    oos_header = f" {'of which ' + code_list(outside):>14}" if outside else ""
+    print(f"\n{'decision':<12} {'targets (act / ask)':<20} {'guard':<6} {'act':>4} {'ask':>4} {'hand over':>10}{oos_header}")
     acted = []
     for (decision, name), (_, calibrate, thresholds) in fits.items():
         target, ask_target = TARGETS[name]
@@ -105,8 +135,10 @@ def main() -> int:
                 routes[route] += 1
                 if route == "act":
                     acted.append((decision, name, guard, item, record, calibrated))
+            answered_outside = sum(record.code in outside for record in records[decision])
             print(f"{decision:<12} {f'{target:.1%} / {ask_target:.1%}':<20} {'on' if guard else 'off':<6} "
-                  f"{routes['act']:4d} {routes['ask']:4d} {routes['hand_over']:10d}")
+                  f"{routes['act']:4d} {routes['ask']:4d} {routes['hand_over']:10d}"
+                  + (f" {answered_outside:14d}" if outside else ""))
     for guard in (False, True):
         shown = [a for a in acted if a[2] == guard]
         print(f"\nacted on with the guard {'on' if guard else 'off'}: {len(shown)}")

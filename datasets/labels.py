@@ -145,7 +145,8 @@ def _parse_labels(data: dict, path, n_intents: int, dataset: str) -> LabelSet:
         groups.append(Group(group["letter"], group["name"], tuple(intents)))
     if len(names) != n_intents:
         raise ValueError(f"{path}: has {len(names)} intents, {dataset} has {n_intents}.")
-    rows = tuple(data["calibration"]["rows"])
+    # a label file that extends another ("extends": its name) takes that one's calibration rows
+    rows = tuple(data["calibration"]["rows"]) if "calibration" in data or "extends" not in data else ()
     if not all(isinstance(row, int) for row in rows):
         raise ValueError(f"{path}: calibration rows must be integers.")
     return LabelSet(tuple(groups), rows)

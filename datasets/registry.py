@@ -17,7 +17,8 @@ training messages a retriever may see (never the calibration split), and
 optionally PROMPT_INSTRUCTIONS and PROMPT_EXAMPLES for post 02's prompt.
 The label file's header names the dataset ("dataset"), the size of each
 split ("splits"), the intents that mean "none of these fits"
-("out_of_scope_intents", optional) and, for a dataset that enters the series
+("out_of_scope_intents", optional), the dataset whose groups come before its
+own ("extends", optional: its loader adds them) and, for a dataset that enters the series
 after post 00, the post that introduces it ("post"; post_tags.py leaves the
 dataset's files out of the tags before it).
 """
@@ -101,6 +102,11 @@ class Dataset:
         return frozenset(i.code for i in self.load_labels().intents if i.name in self.out_of_scope_intents)
 
     @property
+    def base(self) -> str:
+        """The dataset whose data files it reads: the one its label file extends ("extends"), else its own name."""
+        return self.header.get("extends", self.name)
+
+    @property
     def post(self) -> int:
         """The post of the series that introduces the dataset (0: there from the start)."""
         return self.header.get("post", 0)
@@ -135,8 +141,10 @@ def _header(path: Path) -> dict:
 
 @cache
 def _codes(path: Path) -> frozenset[str]:
-    groups = json.loads(path.read_text(encoding="utf-8"))["groups"]
-    return frozenset(f"{group['letter']}-{intent['letter']}" for group in groups for intent in group["intents"])
+    data = json.loads(path.read_text(encoding="utf-8"))
+    own = frozenset(f"{group['letter']}-{intent['letter']}" for group in data["groups"] for intent in group["intents"])
+    # a label file with "extends" adds its groups to those of the label file it names
+    return own | _codes(path.with_name(f"{data['extends']}.json")) if "extends" in data else own
 
 
 def _split(split: str) -> str:

@@ -1,10 +1,10 @@
 """08's guard: a message that gives the classifier orders is never acted on, and ordinary messages pass."""
 import pytest
-from adversarial import SET, load_set
+from adversarial import SETS, load_set
 from guard import MARKS, marks, verdict
 from registry import DATASETS
 
-ADVERSARIAL = load_set(SET)
+ADVERSARIAL = load_set(SETS / "banking77.jsonl")
 # The kinds of the set the guard answers for; off-topic, noise and long messages carry no mark (the routes' job).
 GUARDED = {"code", "intent", "order", "markup", "sql"}
 
