@@ -139,6 +139,11 @@ def main() -> int:
             print(f"{decision:<12} {f'{target:.1%} / {ask_target:.1%}':<20} {'on' if guard else 'off':<6} "
                   f"{routes['act']:4d} {routes['ask']:4d} {routes['hand_over']:10d}"
                   + (f" {answered_outside:14d}" if outside else ""))
+    if outside:
+        for decision in decisions:
+            by_kind = Counter(item["class"] for item, record in zip(messages, records[decision]) if record.code in outside)
+            print(f"\n{decision}, answered {code_list(outside)}: {sum(by_kind.values())} of {len(messages)} "
+                  f"({', '.join(f'{kind} {by_kind[kind]} of {n}' for kind, n in kinds.items())})")
     for guard in (False, True):
         shown = [a for a in acted if a[2] == guard]
         print(f"\nacted on with the guard {'on' if guard else 'off'}: {len(shown)}")
