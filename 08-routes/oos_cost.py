@@ -84,7 +84,8 @@ def paired_cost(without: list[ResultsLine], with_code: list[ResultsLine], out_of
     by_id = {line.id: line for line in without}
     pairs = [(by_id[line.id], line) for line in with_code if line.id in by_id]
     if not pairs:
-        raise ValueError("the two runs share no message id: they are not answers to the same messages")
+        raise ValueError("the two runs share no message id: they are not answers to the same messages "
+                         "(files of two different splits? --split names the split of both)")
     for first, second in pairs:
         if first.gold_code != second.gold_code:
             raise ValueError(f"message {first.id} has the right code {first.gold_code} in one run and "
@@ -101,6 +102,19 @@ def paired_cost(without: list[ResultsLine], with_code: list[ResultsLine], out_of
         other_changes=sum(first.code != second.code and second.code not in out_of_scope for first, second in pairs))
 
 
+def read_run(split: str, path: Path | None, dataset: str, option: str):
+    """saved_answers.read_split of one side; a file of the other side is refused with the option it belongs to
+    (read_split's own advice names --dataset, which this script has not)."""
+    try:
+        return read_split(split, path, dataset, given_by=option if path else "")
+    except ValueError as error:
+        if f"not a {dataset} file" not in str(error):
+            raise
+        message = str(error).split("; give --dataset")[0]
+        raise ValueError(f"{message}; oos_cost.py takes the {WITH} answers with --results and the {WITHOUT} "
+                         "ones with --without") from None
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--split", choices=SPLITS, default="test", help="which split (default: test)")
@@ -108,8 +122,8 @@ def main() -> int:
                         "else the committed reference run)")
     parser.add_argument("--without", type=Path, help="the banking77 answers (default: the same for banking77)")
     args = parser.parse_args()
-    with_code = read_split(args.split, args.results, WITH, given_by="--results" if args.results else "")
-    without = read_split(args.split, args.without, WITHOUT, given_by="--without" if args.without else "")
+    with_code = read_run(args.split, args.results, WITH, "--results")
+    without = read_run(args.split, args.without, WITHOUT, "--without")
     outside = out_of_scope_codes(WITH)
     cost = paired_cost(without.records, with_code.records, outside)
     print(f"without {code_list(outside)}: {describe(without.path, without.records, len(without.errors))}")

@@ -1,8 +1,7 @@
 """BANKING77 with a code of its own for messages outside the list (beyond post 08).
 
-Post 02 suggests giving messages that fit no intent "a label of their own";
-BANKING77 has none, so nothing can say that a message is not a banking
-request. This dataset is BANKING77 (the same messages, splits, 77 intents,
+Post 02 notes that the model cannot say "none of these"; BANKING77 has no
+code for it, so nothing can say that a message is not a banking request. This dataset is BANKING77 (the same messages, splits, 77 intents,
 codes and calibration rows) plus one group, ``I`` OUT_OF_SCOPE, whose one
 intent ``out_of_scope`` has the code ``I-A``. Its label file
 (``banking77oos.json``) holds only that group and ``"extends": "banking77"``;
