@@ -119,7 +119,9 @@ def main() -> int:
         if number % 10 == 0 or number == len(messages):
             print(f"  {number}/{len(messages)} messages asked", flush=True)
 
-    # with an out-of-scope code, how many of the hand-overs are answers of that code
+    # with an out-of-scope code: its answers, by kind (the table's last column is their sum, whatever the route)
+    answered_outside = {decision: Counter(item["class"] for item, record in zip(messages, records[decision])
+                                          if record.code in outside) for decision in decisions}
     oos_header = f" {'of which ' + code_list(outside):>14}" if outside else ""
     print(f"\n{'decision':<12} {'targets (act / ask)':<20} {'guard':<6} {'act':>4} {'ask':>4} {'hand over':>10}{oos_header}")
     acted = []
@@ -135,14 +137,12 @@ def main() -> int:
                 routes[route] += 1
                 if route == "act":
                     acted.append((decision, name, guard, item, record, calibrated))
-            answered_outside = sum(record.code in outside for record in records[decision])
             print(f"{decision:<12} {f'{target:.1%} / {ask_target:.1%}':<20} {'on' if guard else 'off':<6} "
                   f"{routes['act']:4d} {routes['ask']:4d} {routes['hand_over']:10d}"
-                  + (f" {answered_outside:14d}" if outside else ""))
+                  + (f" {answered_outside[decision].total():14d}" if outside else ""))
     if outside:
-        for decision in decisions:
-            by_kind = Counter(item["class"] for item, record in zip(messages, records[decision]) if record.code in outside)
-            print(f"\n{decision}, answered {code_list(outside)}: {sum(by_kind.values())} of {len(messages)} "
+        for decision, by_kind in answered_outside.items():
+            print(f"\n{decision}, answered {code_list(outside)}: {by_kind.total()} of {len(messages)} "
                   f"({', '.join(f'{kind} {by_kind[kind]} of {n}' for kind, n in kinds.items())})")
     for guard in (False, True):
         shown = [a for a in acted if a[2] == guard]
