@@ -43,6 +43,11 @@ calib with a and b in the same likelihood. A message that resembles no
 training message (best low) leans to out of scope when v < 0. Datasets without an out-of-scope code
 (BANKING77) have only a and b.
 
+It prints the accuracy of each decision on calib and test, and what the
+model adds: the combined decision's test accuracy minus the retriever's
+first code's on the same messages, with the paired 95% interval of
+oos_cost.py (Agresti, Categorical Data Analysis, 11.1).
+
 combined.py writes the decision into results lines with the fields of
 post 03 (code, correct, confidence = p_group x p_intent_given_group, the
 distributions), next to post 03's answers (<dataset>-combinedK-<split>.jsonl
@@ -63,6 +68,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # puts the post folders on sys.path
 from labels import split_code
+from oos_cost import paired_cost
 from prompt import load_prompt
 from registry import DATASETS
 from results_file import relative, replace_lines
@@ -454,8 +460,9 @@ def main() -> int:
     intent_of = {code: meaning.intent for code, meaning in load_prompt(dataset.name).codes.items()}
     combined = {split: [combined_record(r, weights, intent_of, out_of_scope) for r in loaded.records]
                 for split, loaded in (("calib", calib), ("test", test))}
-    rows = [("retriever alone (its first code)", [as_retriever_first(r) for r in calib.records],
-             [as_retriever_first(r) for r in test.records]),
+    retriever_first = {split: [as_retriever_first(r) for r in loaded.records]
+                       for split, loaded in (("calib", calib), ("test", test))}
+    rows = [("retriever alone (its first code)", retriever_first["calib"], retriever_first["test"]),
             (f"model, shortlist of {args.shortlist}", calib.records, test.records),
             ("combined", combined["calib"], combined["test"]),
             ("right code on the shortlist", [as_on_shortlist(r) for r in calib.records],
@@ -466,7 +473,11 @@ def main() -> int:
     except (OSError, ValueError):
         pass  # no plain run of post 03 to compare with
     print_comparison(rows, out_of_scope)
-    print()
+    added = paired_cost(retriever_first["test"], combined["test"], frozenset())
+    low, high = added.interval()
+    print(f"\nwhat the model adds on test: combined minus the retriever alone, over the same {added.n:,} messages: "
+          f"{100 * added.difference:+.1f} points (95% interval {100 * low:+.1f} to {100 * high:+.1f}; right only "
+          f"combined {added.only_with}, only the retriever {added.only_without})\n")
     for split, records in combined.items():
         path = own_results_path(args.dataset, split, combined_variant(args.shortlist, args.source))
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -253,6 +253,13 @@ def test_combined_py_fits_on_calib_writes_both_splits_and_later_posts_read_them(
     test = saved_answers.read_split("test", None, "banking77", "combined2")   # checked whole on reading
     assert test.path == tmp_path / "banking77-combined2-test.jsonl" and len(test.records) == 3080
     assert all(r.confidence == pytest.approx(r.p_group * r.p_intent_given_group) for r in test.records)
+    # what the model adds: the combined answers against the retriever's first code (right when n % 3 == 0)
+    number = {r.id: int(r.id.split("-")[1]) for r in test.records}
+    only_combined = sum(r.correct and number[r.id] % 3 != 0 for r in test.records)
+    only_retriever = sum(not r.correct and number[r.id] % 3 == 0 for r in test.records)
+    difference = 100 * (only_combined - only_retriever) / 3080
+    assert (f"over the same 3,080 messages: {difference:+.1f} points" in out
+            and f"right only combined {only_combined}, only the retriever {only_retriever})" in out)
 
 
 def test_shortlist_py_lets_the_model_choose_only_among_the_retrievers_codes(client, tmp_path, run_script):
