@@ -194,6 +194,19 @@ def own_run_state(dataset: str, split: str, variant: str = "") -> str:
             f"(finish it with: {run_command(dataset, split, variant)})")
 
 
+class NotThisDataset(ValueError):
+    """check_belongs' refusal of a file of another dataset (its prompt or a code it holds).
+
+    reason: the refusal without advice; advice: "give --dataset X to read it"
+    when the prompt is another known dataset's, else "". str() is both, so a
+    script whose options differ keeps the reason and gives its own advice.
+    """
+
+    def __init__(self, reason: str, advice: str = ""):
+        super().__init__(f"{reason}; {advice}" if advice else reason)
+        self.reason, self.advice = reason, advice
+
+
 @dataclass(frozen=True)
 class Loaded:
     """One results file as the later posts read it.
@@ -252,7 +265,7 @@ def read_split(split: str, results: Path | None = None, dataset: str = "banking7
 def check_belongs(path: Path, lines: list[ResultsLine], dataset: str, given_by: str = "") -> None:
     """Raise ValueError when the lines of one file do not belong together or to dataset.
 
-    Every line asked with a prompt (prompt_sha256) must have dataset's saved
+    NotThisDataset (a ValueError) for another dataset's file. Every line asked with a prompt (prompt_sha256) must have dataset's saved
     prompt (a file of another dataset names it); every code and right code
     must be one of dataset's codes; the file must hold one model's answers,
     and one kind of line (the same extra fields on every line).
@@ -263,12 +276,12 @@ def check_belongs(path: Path, lines: list[ResultsLine], dataset: str, given_by: 
     if prompts - {expected}:
         owner = [name for name, other in DATASETS.items() if other.saved_prompt().sha256 in prompts]
         whose = f"{owner[0]}'s prompt" if owner else f"another prompt (sha256 {sorted(prompts - {expected})[0][:12]})"
-        raise ValueError(f"{named} holds answers asked with {whose}, not {dataset}'s: it is not a {dataset} file"
-                         + ("" if owner == [dataset] or not owner else f"; give --dataset {owner[0]} to read it"))
+        raise NotThisDataset(f"{named} holds answers asked with {whose}, not {dataset}'s: it is not a {dataset} file",
+                             "" if owner == [dataset] or not owner else f"give --dataset {owner[0]} to read it")
     codes = DATASETS[dataset].codes()
     unknown = sorted({code for line in lines for code in (line.code, line.gold_code) if code and code not in codes})
     if unknown:
-        raise ValueError(f"{named} holds the code {unknown[0]}, which {dataset} does not have: not a {dataset} file")
+        raise NotThisDataset(f"{named} holds the code {unknown[0]}, which {dataset} does not have: not a {dataset} file")
     models = sorted({line.model for line in lines})
     if len(models) > 1:
         raise ValueError(f"{named} mixes the answers of {len(models)} models ({', '.join(models)}): one run, one model")

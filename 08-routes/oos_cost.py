@@ -32,7 +32,7 @@ import series  # puts the post folders on sys.path
 from out_of_scope import code_list, out_of_scope_codes
 from registry import SPLITS
 from results_record import ResultsLine
-from saved_answers import describe, exit_on_bad_input, read_split
+from saved_answers import NotThisDataset, describe, exit_on_bad_input, read_split
 
 WITH, WITHOUT = "banking77oos", "banking77"
 Z_95 = 1.959963984540054  # the standard normal's 97.5% quantile
@@ -107,11 +107,8 @@ def read_run(split: str, path: Path | None, dataset: str, option: str):
     (read_split's own advice names --dataset, which this script has not)."""
     try:
         return read_split(split, path, dataset, given_by=option if path else "")
-    except ValueError as error:
-        if f"not a {dataset} file" not in str(error):
-            raise
-        message = str(error).split("; give --dataset")[0]
-        raise ValueError(f"{message}; oos_cost.py takes the {WITH} answers with --results and the {WITHOUT} "
+    except NotThisDataset as error:
+        raise ValueError(f"{error.reason}; oos_cost.py takes the {WITH} answers with --results and the {WITHOUT} "
                          "ones with --without") from None
 
 
