@@ -9,7 +9,8 @@ JSON object per message (fields in README.md). Ctrl-C keeps the finished
 lines; the same command resumes. At the end it prints the summary block of
 the post. Posts 04-08 read these files without a server: your own complete
 run when there is one, else the committed reference run in results/reference/
-(each script says which it read).
+(each script says which it read); after a --limit run into your own file the
+last line says so.
 
 A message whose status is not "ok" (invalid, too_long, error) has no code:
 it is recorded with correct = false and confidence = 0.0, so a threshold on
@@ -32,6 +33,7 @@ import series  # puts the post folders on sys.path
 from batch import RunStopped, pick_messages, run_messages
 from llama_http import exit_on_server_errors
 from registry import DATASETS
+from results_file import relative
 from results_record import parse_lines
 from saved_answers import own_results_path
 from summary import print_summary
@@ -50,6 +52,10 @@ def main() -> int:
     what = f"{args.dataset} {args.split} (model {run.model}, top_logprobs {args.top_logprobs})"
     records = run_messages(messages, out, run.line, what)
     print_summary(parse_lines(records, str(out)), f"{args.dataset} {args.split}")
+    if len(messages) < len(split) and not args.out:
+        # a part of the split is not the split: the later posts read only a complete run of the reader's
+        print(f"\n{len(messages):,} of the {len(split):,} {args.split} messages (--limit): posts 04-08 read "
+              f"{relative(out)} once it holds them all (the same command without --limit finishes it)")
     return 0
 
 

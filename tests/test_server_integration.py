@@ -196,3 +196,16 @@ def test_confidence_run_writes_five_well_formed_lines_and_a_rerun_adds_none(clie
     second = run_script("03-where-confidence-comes-from/run.py", "--split", "test", "--limit", "5", "--out", str(out))
     assert second.returncode == 0 and "0 to go" in second.stdout
     assert len(out.read_text().splitlines()) == 5
+    assert "posts 04-08 read" not in first.stdout  # a file given with --out is read only where it is given
+
+
+def test_a_limited_run_into_the_readers_own_file_says_the_later_posts_wait_for_the_whole_split(client, tmp_path):
+    from readme_commands import repository_copy  # a copy, so that the run writes no file of this checkout
+    copy = repository_copy(tmp_path / "repo")
+    result = subprocess.run([sys.executable, "03-where-confidence-comes-from/run.py", "--split", "calib", "--limit", "2"],
+                            cwd=copy, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr
+    own = "03-where-confidence-comes-from/results/banking77-calib.jsonl"
+    assert len((copy / own).read_text().splitlines()) == 2
+    assert result.stdout.rstrip().endswith(f"2 of the 770 calib messages (--limit): posts 04-08 read {own} once it "
+                                           "holds them all (the same command without --limit finishes it)")
