@@ -34,7 +34,7 @@ from batch import RunStopped, pick_messages, run_messages
 from llama_http import exit_on_server_errors
 from registry import DATASETS
 from results_record import parse_lines
-from saved_answers import count_answers, own_results_path, own_run_state
+from saved_answers import default_results, own_results_path, own_run_state
 from summary import print_summary
 from typed_lines import add_run_arguments, parse_run_arguments, start_run
 
@@ -51,8 +51,8 @@ def main() -> int:
     what = f"{args.dataset} {args.split} (model {run.model}, top_logprobs {args.top_logprobs})"
     records = run_messages(messages, out, run.line, what)
     print_summary(parse_lines(records, str(out)), f"{args.dataset} {args.split}")
-    if not args.out and count_answers(out) < len(split):
-        # a part of the split is not the split: the later posts read only a complete run of the reader's
+    if not args.out and default_results(args.dataset, args.split)[0] != out:
+        # the later posts' own rule (default_results): they read the reader's run only once it holds the whole split
         print(f"\nposts 04-08 read your own run once it holds the whole split: {own_run_state(args.dataset, args.split)}")
     return 0
 

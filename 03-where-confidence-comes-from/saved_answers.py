@@ -265,10 +265,11 @@ def read_split(split: str, results: Path | None = None, dataset: str = "banking7
 def check_belongs(path: Path, lines: list[ResultsLine], dataset: str, given_by: str = "") -> None:
     """Raise ValueError when the lines of one file do not belong together or to dataset.
 
-    NotThisDataset (a ValueError) for another dataset's file. Every line asked with a prompt (prompt_sha256) must have dataset's saved
+    Every line asked with a prompt (prompt_sha256) must have dataset's saved
     prompt (a file of another dataset names it); every code and right code
-    must be one of dataset's codes; the file must hold one model's answers,
-    and one kind of line (the same extra fields on every line).
+    must be one of dataset's codes (both refusals are NotThisDataset, a
+    ValueError); the file must hold one model's answers, and one kind of line
+    (the same extra fields on every line).
     """
     named = f"{path} (given with {given_by})" if given_by else str(path)
     expected = DATASETS[dataset].saved_prompt().sha256
