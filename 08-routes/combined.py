@@ -44,9 +44,13 @@ training message (best low) leans to out of scope when v < 0. Datasets without a
 (BANKING77) have only a and b.
 
 It prints the accuracy of each decision on calib and test, and what the
-model adds: the combined decision's test accuracy minus the retriever's
-first code's on the same messages, with the paired 95% interval of
-oos_cost.py (Agresti, Categorical Data Analysis, 11.1).
+model adds: the combined decision's test accuracy minus that of the same
+product without the model (a = 0 and, for CLINC150, w = 0; the other
+weights fitted on calib the same way: the retriever's scores renormalized
+over the shortlist with a fitted exponent), on the same messages, with the
+paired 95% interval of oos_cost.py (Agresti, Categorical Data Analysis,
+11.1). On BANKING77 that decision picks the retriever's first code; its
+confidence is what the model's is compared with (08-routes/regimes.py).
 
 combined.py writes the decision into results lines with the fields of
 post 03 (code, correct, confidence = p_group x p_intent_given_group, the
@@ -322,27 +326,40 @@ def newton_step(hess: list[list[float]], grad: list[float]) -> list[float]:
     return step
 
 
-def fit_weights(examples: list[tuple[list[Candidate], str]]) -> Weights:
+MODEL_WEIGHTS = (0, 4)  # the places in Weights.values() of the model's exponents: intents' and out of scope's
+
+
+def fit_weights(examples: list[tuple[list[Candidate], str]], with_model: bool = True) -> Weights:
     """The weights that maximize the likelihood of the right codes among their candidates.
 
     examples: (candidates, right code) pairs; pairs whose right code is not
     among the candidates are left out (no weight can make them right). With
     an out-of-scope candidate in any example, the out-of-scope term is fitted
-    too (5 weights), else 2. Newton's method with step halving from all
-    weights 1 (the out-of-scope bias and best-score weight from 0), to a
-    gradient below 1e-9 per example. Raises ValueError when no example has
-    its right code among the candidates, or when a weight has nothing to
-    tell it apart (features that never vary among the candidates).
+    too (5 weights), else 2. with_model=False keeps the model's exponents at
+    0 and fits the others: the same decision without the model, the
+    retriever's scores renormalized over the shortlist with a fitted
+    exponent (and CLINC150's out-of-scope term from the best score alone).
+    Newton's method with step halving from all free weights 1 (the
+    out-of-scope bias and best-score weight from 0), to a gradient below
+    1e-9 per example. Raises ValueError when no example has its right code
+    among the candidates, or when a weight has nothing to tell it apart
+    (features that never vary among the candidates).
     """
     usable = [(c, right) for c, right in examples if any(x.code == right for x in c)]
     if not usable:
         raise ValueError("no message has its right code in the shortlist: nothing to fit the weights on")
     with_out_of_scope = any(x.out_of_scope for c, _ in usable for x in c)
     values = (1.0, 1.0, 0.0, 0.0, 1.0) if with_out_of_scope else (1.0, 1.0)
+    free = [k for k in range(len(values)) if with_model or k not in MODEL_WEIGHTS]
+    values = tuple(w if k in free else 0.0 for k, w in enumerate(values))
     value, grad, hess = log_likelihood_and_derivatives(usable, values)
     for _ in range(MAX_NEWTON_STEPS):
-        step = newton_step(hess, grad)  # a concave L: Newton's step goes uphill
-        if max(map(abs, grad)) < 1e-9 * len(usable):
+        # Newton's step in the free weights only: a concave L, so it goes uphill
+        free_step = newton_step([[hess[k][j] for j in free] for k in free], [grad[k] for k in free])
+        step = [0.0] * len(values)
+        for k, s in zip(free, free_step):
+            step[k] = s
+        if max(abs(grad[k]) for k in free) < 1e-9 * len(usable):
             break
         size = 1.0
         while True:
@@ -374,7 +391,7 @@ def step_distributions(probabilities: dict[str, float], code: str) -> tuple[dict
 
 
 def combined_record(record: ResultsLine, weights: Weights, intent_of: dict[str, str],
-                    out_of_scope: frozenset[str] = frozenset()) -> ResultsLine:
+                    out_of_scope: frozenset[str] = frozenset(), decide_failed: bool = False) -> ResultsLine:
     """A results line of post 03's fields whose decision and confidence are the combined ones.
 
     The model's own answer moves to the extra fields model_code and
@@ -383,10 +400,12 @@ def combined_record(record: ResultsLine, weights: Weights, intent_of: dict[str, 
     and intent_distribution (within the chosen group), so that
     confidence = p_group x p_intent_given_group as everywhere in the series.
     intent_of: code -> intent name (prompt.codes of the dataset). A line
-    without a code (status not ok) is returned as it is; one without a
+    without a code (status not ok) is returned as it is, unless
+    decide_failed (for weights without the model, which need no answer of
+    it: candidates_of gives such a line model(c) = 1/K); one without a
     shortlist raises ValueError (line_shortlist).
     """
-    if record.status != "ok":
+    if record.status != "ok" and not decide_failed:
         return record
     probabilities = combine(candidates_of(record, out_of_scope), weights)
     code = max(probabilities, key=lambda c: (probabilities[c], c == record.code))
@@ -399,6 +418,21 @@ def combined_record(record: ResultsLine, weights: Weights, intent_of: dict[str, 
         group_distribution=groups, intent_distribution=intents,
         extra={**record.extra, "model_code": record.code, "model_confidence": record.confidence,
                "combined_weights": list(weights.values())})
+
+
+def combined_decisions(calib: list[ResultsLine], test: list[ResultsLine], dataset,
+                       with_model: bool = True) -> tuple[Weights, dict[str, list[ResultsLine]]]:
+    """The weights fitted on calib's shortlist lines (shortlist.py's, error lines left out) and every line of
+    both splits as combined_record makes it: (weights, {"calib": [...], "test": [...]}), the lines in their
+    order. dataset: registry.Dataset (its out-of-scope codes and prompt). with_model=False: the same decision
+    without the model (fit_weights), which decides the lines whose model answer failed too. Raises ValueError as fit_weights and combined_record do."""
+    out_of_scope = dataset.out_of_scope_codes()
+    weights = fit_weights([(candidates_of(r, out_of_scope), r.gold_code) for r in calib if r.status == "ok"],
+                          with_model=with_model)
+    intent_of = {code: meaning.intent for code, meaning in load_prompt(dataset.name).codes.items()}
+    return weights, {split: [combined_record(r, weights, intent_of, out_of_scope, decide_failed=not with_model)
+                             for r in records]
+                     for split, records in (("calib", calib), ("test", test))}
 
 
 def accuracy(records: list[ResultsLine]) -> str:
@@ -450,21 +484,20 @@ def main() -> int:
     print(f"fit on    {describe(calib.path, calib.records, len(calib.errors))}")
     print(f"report on {describe(test.path, test.records, len(test.errors))}")
     dataset = DATASETS[args.dataset]
-    out_of_scope = dataset.out_of_scope_codes()
-    weights = fit_weights([(candidates_of(r, out_of_scope), r.gold_code) for r in calib.records if r.status == "ok"])
+    weights, combined = combined_decisions(calib.records, test.records, dataset)
     print(f"\nweights fitted on the {weights.fitted_on} calib answers whose right code is on the shortlist: "
           f"P(code) proportional to {weights.describe()}")
+    alone_weights, alone = combined_decisions(calib.records, test.records, dataset, with_model=False)
+    print(f"without the model (its exponents 0), fitted the same way: P(code) proportional to {alone_weights.describe()}")
     fitted = source_messages(dataset, args.source)
     print(f"labelled messages: {len({m.text for m in fitted}):,} for the shortlists ({args.source}), the calib split's "
           f"for the weights: {labelled_messages(dataset, fitted):,} in all\n")
-    intent_of = {code: meaning.intent for code, meaning in load_prompt(dataset.name).codes.items()}
-    combined = {split: [combined_record(r, weights, intent_of, out_of_scope) for r in loaded.records]
-                for split, loaded in (("calib", calib), ("test", test))}
     retriever_first = {split: [as_retriever_first(r) for r in loaded.records]
                        for split, loaded in (("calib", calib), ("test", test))}
     rows = [("retriever alone (its first code)", retriever_first["calib"], retriever_first["test"]),
             (f"model, shortlist of {args.shortlist}", calib.records, test.records),
             ("combined", combined["calib"], combined["test"]),
+            ("combined without the model", alone["calib"], alone["test"]),
             ("right code on the shortlist", [as_on_shortlist(r) for r in calib.records],
              [as_on_shortlist(r) for r in test.records])]
     try:
@@ -472,12 +505,12 @@ def main() -> int:
                                                    for split in ("calib", "test"))))
     except (OSError, ValueError):
         pass  # no plain run of post 03 to compare with
-    print_comparison(rows, out_of_scope)
-    added = paired_cost(retriever_first["test"], combined["test"], frozenset())
+    print_comparison(rows, dataset.out_of_scope_codes())
+    added = paired_cost(alone["test"], combined["test"], frozenset())
     low, high = added.interval()
-    print(f"\nwhat the model adds on test: combined minus the retriever alone, over the same {added.n:,} messages: "
-          f"{100 * added.difference:+.1f} points (95% interval {100 * low:+.1f} to {100 * high:+.1f}; right only "
-          f"combined {added.only_with}, only the retriever {added.only_without})\n")
+    print(f"\nwhat the model adds on test: combined minus combined without the model, over the same {added.n:,} "
+          f"messages: {100 * added.difference:+.1f} points (95% interval {100 * low:+.1f} to {100 * high:+.1f}; right "
+          f"only with the model {added.only_with}, only without it {added.only_without})\n")
     for split, records in combined.items():
         path = own_results_path(args.dataset, split, combined_variant(args.shortlist, args.source))
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -8,7 +8,10 @@ posts 04-08 read them (no server): the model alone (post 03's run), post 01's
 logistic regression (08-routes/baseline_lines.py: linear5, linear15,
 linearall) and the combined decisions of combined.py (shortlists from the
 retriever fitted on the prompt's examples, from post 01's nearest
-neighbours, from the full-data logistic regression). Each row says how many
+neighbours, from the full-data logistic regression), each followed by
+the same product without the model (its exponents 0, the retriever's
+exponent fitted on calib: what the model's share of the combined
+confidence is measured against). Each row says how many
 labelled messages it used: those its decision was fitted on (the prompt's
 examples for the model) and the calib split's, on which every row fits its
 calibration and thresholds; a message used for both is counted once. The
@@ -35,7 +38,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # puts the post folders on sys.path
-from combined import labelled_messages
+from combined import combined_decisions, combined_variant, labelled_messages, shortlist_variant
 from ece import ece, outcomes
 from labels import split_code
 from linear import example_messages, regime_messages
@@ -51,28 +54,36 @@ from separation import SingleClassError, auroc
 class Row:
     """One decision of the table: its name, the variant of its results files ("" for post 03's run), the
     messages its decision was fitted on besides calib ("prompt", or a regime of linear.py), and the command
-    that writes its files ({dataset}: where --dataset goes)."""
+    that writes its files ({dataset}: where --dataset goes). without_model: the variant is a shortlist run,
+    and the row is combined.py's product fitted on it with the model's exponents 0 (combined_decisions).
+    full_name: the name where the row above it is not there to say what "the same" is ("" for name)."""
 
     name: str
     variant: str
     fitted_on: str
     command: str
+    without_model: bool = False
+    full_name: str = ""
+
+
+def shortlist_rows(name: str, source: str, fitted_on: str) -> tuple[Row, Row]:
+    """The combined decision on shortlist.py's runs from `source`, and the same product without the model."""
+    option = "" if source == "knn" else f" --source {source}"
+    runs = (f"python3 08-routes/shortlist.py{{dataset}}{option} --split calib, the same with --split test")
+    return (Row(f"combined, {name}", combined_variant(5, source), fitted_on,
+                f"{runs}, then python3 08-routes/combined.py{{dataset}}{option}"),
+            Row("  the same without the model", shortlist_variant(5, source), fitted_on, runs, without_model=True,
+                full_name=f"combined without the model, {name}"))
 
 
 ROWS = (
     Row("model alone (CPU default)", "", "prompt", "python3 03-where-confidence-comes-from/run.py{dataset} --split calib, the same with --split test"),
     Row("logistic regression, the examples", "linear5", "examples", "python3 08-routes/baseline_lines.py{dataset}"),
     Row("logistic regression, the examples and calib", "linear15", "examples+calib", "python3 08-routes/baseline_lines.py{dataset}"),
-    Row("combined, shortlists of the 5-per-intent classifier", "examplecombined5", "examples",
-        "python3 08-routes/shortlist.py{dataset} --source examples --split calib, the same with --split test, "
-        "then python3 08-routes/combined.py{dataset} --source examples"),
+    *shortlist_rows("shortlists of the 5-per-intent classifier", "examples", "examples"),
     Row("logistic regression, all training messages", "linearall", "full", "python3 08-routes/baseline_lines.py{dataset}"),
-    Row("combined, shortlists of post 01's nearest neighbours", "combined5", "full",
-        "python3 08-routes/shortlist.py{dataset} --split calib, the same with --split test, "
-        "then python3 08-routes/combined.py{dataset}"),
-    Row("combined, shortlists of the full logistic regression", "linearcombined5", "full",
-        "python3 08-routes/shortlist.py{dataset} --source linear --split calib, the same with --split test, "
-        "then python3 08-routes/combined.py{dataset} --source linear"),
+    *shortlist_rows("shortlists of post 01's nearest neighbours", "knn", "full"),
+    *shortlist_rows("shortlists of the full logistic regression", "linear", "full"),
 )
 
 
@@ -142,9 +153,13 @@ def main() -> int:
     for row in ROWS:
         try:
             calib, test = (read_split(split, None, dataset.name, row.variant).records for split in ("calib", "test"))
+            if row.without_model:
+                _, decided = combined_decisions(calib, test, dataset, with_model=False)
+                calib, test = decided["calib"], decided["test"]
         except FileNotFoundError:
             option = "" if dataset.name == "banking77" else f" --dataset {dataset.name}"
-            missing.append(f"{row.name}: no answers yet; write them with: {row.command.format(dataset=option)}")
+            missing.append(f"{row.full_name or row.name}: no answers yet; write them with: "
+                           f"{row.command.format(dataset=option)}")
             continue
         got = figures(calib, test, scope)
         acts = "  ".join(f"{cell(coverage):>7} at {cell(precision):>6}" if precision is not None else f"{'none':>17}"

@@ -1,5 +1,6 @@
 """08's baseline_lines.py: the logistic regression's probabilities as post 03's results lines, read by posts 04-08."""
 import json
+import re
 
 import pytest
 from baseline_lines import MODEL, VARIANTS, baseline_line, build_of, variant_lines
@@ -99,3 +100,14 @@ def test_the_regimes_table_shows_the_figures_of_the_posts_scripts(run_script):
     expected = [f"{100 * sum(corrects) / len(corrects):.1f}%", f"{ece(confidences, corrects):.3f}",
                 f"{ece([fit(c) for c in confidences], corrects):.3f}", f"{auroc(confidences, corrects):.3f}"]
     assert row.split()[5:10] == ["10,003", *expected]  # the name is 5 words
+    # each combined row is followed by the same product without the model, counting the same labelled
+    # messages; on BANKING77 (no out-of-scope term) its decision is the retriever's first code
+    from combined import as_retriever_first
+    lines = result.stdout.splitlines()
+    for source, variant in (("the 5-per-intent", "exampleshortlist5"), ("post 01's", "shortlist5"),
+                            ("the full", "linearshortlist5")):
+        first = [as_retriever_first(r) for r in read_split("test", None, "banking77", variant).records]
+        at = next(n for n, text in enumerate(lines) if text.startswith(f"combined, shortlists of {source}"))
+        combined_labelled = re.search(r" ([\d,]+) +\d+\.\d%", lines[at]).group(1)
+        assert lines[at + 1].split()[:7] == ["the", "same", "without", "the", "model", combined_labelled,
+                                             f"{100 * sum(r.correct for r in first) / len(first):.1f}%"]

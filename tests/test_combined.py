@@ -204,6 +204,39 @@ def test_the_fit_with_an_out_of_scope_term_is_the_maximum_scipy_finds_and_recove
     assert fitted.log_likelihood == pytest.approx(-best.fun, abs=1e-6)
 
 
+@pytest.mark.parametrize("out_of_scope", [False, True])
+def test_the_fit_without_the_model_keeps_its_exponents_0_and_is_the_maximum_scipy_finds_over_the_rest(out_of_scope):
+    if out_of_scope:
+        examples, free = synthetic_out_of_scope(2000, (0.8, 1.5, 1.0, -1.2, 0.5), seed=5), [1, 2, 3]
+    else:
+        examples, free = synthetic(2000, 1.2, 0.7, seed=5), [1]
+    fitted = fit_weights(examples, with_model=False)
+    values = fitted.values()
+    assert values[0] == 0.0 and (values[4] == 0.0 if out_of_scope else len(values) == 2)
+
+    def full(w):  # the free weights in their places, the model's at 0
+        out = [0.0] * len(values)
+        for k, x in zip(free, w):
+            out[k] = x
+        return tuple(out)
+    best = minimize(lambda w: -log_likelihood_and_derivatives(examples, full(w))[0], x0=np.zeros(len(free)),
+                    jac=lambda w: -np.array(log_likelihood_and_derivatives(examples, full(w))[1])[free],
+                    method="BFGS", options={"gtol": 1e-8})
+    assert [values[k] for k in free] == pytest.approx(list(best.x), abs=1e-4)
+    assert fitted.log_likelihood == pytest.approx(-best.fun, abs=1e-6)
+    assert fitted.log_likelihood < fit_weights(examples).log_likelihood  # the model's exponents carry information
+
+
+def test_the_decision_without_the_model_decides_a_line_whose_model_answer_failed():
+    record = replace(line([["A-A", 1.0], ["A-B", 3.0]]), code=None, status="invalid", confidence=None)
+    intent_of = {"A-A": "one", "A-B": "two"}
+    assert combined_record(record, Weights(1.0, 1.0), intent_of) is record  # the combined decision keeps it failed
+    decided = combined_record(record, Weights(0.0, 2.0), intent_of, decide_failed=True)
+    # retriever 0.25 and 0.75, squared: 0.0625 against 0.5625 -> A-B at 0.9
+    assert decided.status == "ok" and decided.code == "A-B" and decided.correct
+    assert decided.confidence == pytest.approx(0.9) and decided.extra["model_code"] is None
+
+
 def test_a_combined_line_with_an_out_of_scope_term_stores_its_5_weights_and_loads():
     record = line([["A-B", 0.2], ["A-A", 0.1], ["K-A", 0.0]], gold="K-A",
                   groups={"A": 0.6, "K": 0.4}, intents={"A": 0.5, "B": 0.5})
@@ -253,13 +286,18 @@ def test_combined_py_fits_on_calib_writes_both_splits_and_later_posts_read_them(
     test = saved_answers.read_split("test", None, "banking77", "combined2")   # checked whole on reading
     assert test.path == tmp_path / "banking77-combined2-test.jsonl" and len(test.records) == 3080
     assert all(r.confidence == pytest.approx(r.p_group * r.p_intent_given_group) for r in test.records)
-    # what the model adds: the combined answers against the retriever's first code (right when n % 3 == 0)
+    # Without the model, the right code is the retriever's second on 2 lines in 3, so its fitted exponent is
+    # negative and that decision takes the second code: right when n % 3 != 0, on 2,053 of the 3,080.
+    assert re.search(r"without the model \(its exponents 0\), fitted the same way: "
+                     r"P\(code\) proportional to model\^0\.000 x retriever\^-[0-9.]+$", out, re.M)
+    assert re.search(r"^combined without the model +66\.[67]% +66\.7%$", out, re.M)
+    # what the model adds: the combined answers against that decision's, message by message
     number = {r.id: int(r.id.split("-")[1]) for r in test.records}
-    only_combined = sum(r.correct and number[r.id] % 3 != 0 for r in test.records)
-    only_retriever = sum(not r.correct and number[r.id] % 3 == 0 for r in test.records)
-    difference = 100 * (only_combined - only_retriever) / 3080
+    only_with = sum(r.correct and number[r.id] % 3 == 0 for r in test.records)
+    only_without = sum(not r.correct and number[r.id] % 3 != 0 for r in test.records)
+    difference = 100 * (only_with - only_without) / 3080
     assert (f"over the same 3,080 messages: {difference:+.1f} points" in out
-            and f"right only combined {only_combined}, only the retriever {only_retriever})" in out)
+            and f"right only with the model {only_with}, only without it {only_without})" in out)
 
 
 def test_shortlist_py_lets_the_model_choose_only_among_the_retrievers_codes(client, tmp_path, run_script):
