@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import saved_answers
 from result_lines import partial_line, result_line
-from combined import (FLOOR, Candidate, Weights, candidates_of, combine, combined_record, fit_weights,
+from combined import (FLOOR, SOURCE_PREFIX, Candidate, Weights, candidates_of, combine, combined_record, fit_weights,
                       line_shortlist, log_likelihood_and_derivatives, newton_step)
 from results_record import ResultsLine
 from scipy.optimize import minimize
@@ -364,20 +364,33 @@ def test_a_combined_line_stays_a_valid_results_line_when_its_sums_pass_1_by_an_u
     assert overshoots > 0  # the case happened at least once
 
 
-@pytest.mark.parametrize("dataset", ["banking77", "clinc150"])
-def test_combined_py_on_the_committed_shortlist_runs_writes_the_committed_combined_files(dataset, tmp_path, monkeypatch,
-                                                                                        capsys):
+# The committed shortlist and combined runs of 08-routes/reference/ (combined.py's sources: knn, linear, examples).
+REFERENCE_RUNS = sorted(path.name for path in (saved_answers.ROOT / "08-routes" / "reference" / saved_answers.REFERENCE_MODEL).glob("*.jsonl")
+                        if re.search(r"-(?:example|linear)?(?:shortlist|combined)5-(?:calib|test)\.jsonl$", path.name))
+COMBINED_RUNS = [(name.split("-")[0], source) for name in REFERENCE_RUNS for source, prefix in SOURCE_PREFIX.items()
+                 if name.endswith("-calib.jsonl") and name.split("-")[1] == f"{prefix}combined5"]
+
+
+def test_the_reference_runs_of_every_source_are_found():
+    assert {("banking77", "knn"), ("banking77", "examples"), ("banking77", "linear"), ("clinc150", "knn")} <= set(
+        COMBINED_RUNS)
+    assert len(REFERENCE_RUNS) == 4 * len(COMBINED_RUNS)  # shortlist and combined, calib and test
+
+
+@pytest.mark.parametrize("dataset,source", COMBINED_RUNS)
+def test_combined_py_on_the_committed_shortlist_runs_writes_the_committed_combined_files(dataset, source, tmp_path,
+                                                                                        monkeypatch, capsys):
     # The reference combined files are combined.py's output, not hand-made: refitting on the committed
     # shortlist runs writes them again (a change to the fit or the features shows here). Equal field by
     # field, floats to 1e-9: another platform's libm may differ in the last bits of exp and log.
     import combined
     monkeypatch.setattr(saved_answers, "OWN_RESULTS", tmp_path)
-    monkeypatch.setattr("sys.argv", ["combined.py", "--dataset", dataset])
+    monkeypatch.setattr("sys.argv", ["combined.py", "--dataset", dataset, "--source", source])
     assert combined.main() == 0
     out = capsys.readouterr().out
     assert ("; out of scope: exp(" in out) == (dataset == "clinc150")
     for split in ("calib", "test"):
-        name = f"{dataset}-combined5-{split}.jsonl"
+        name = f"{dataset}-{SOURCE_PREFIX[source]}combined5-{split}.jsonl"
         written = [json.loads(line) for line in (tmp_path / name).read_text().splitlines()]
         committed = [json.loads(line) for line in saved_answers.reference_path(name).read_text().splitlines()]
         assert len(written) == len(committed)
@@ -416,8 +429,7 @@ def test_route_py_with_a_shortlist_on_clinc150_uses_the_out_of_scope_term(client
         assert routes[0] == "hand over" and "says the message is out of scope" in out
 
 
-@pytest.mark.parametrize("name", [f"{d}-{kind}5-{split}.jsonl" for d in ("banking77", "clinc150")
-                                  for kind in ("shortlist", "combined") for split in ("calib", "test")])
+@pytest.mark.parametrize("name", REFERENCE_RUNS)
 def test_every_shortlist_and_combined_reference_line_loads_and_is_written_back_as_read(name):
     # post 03's fields checked whole, the shortlist and the weights by post 08's readers, the text byte for byte
     path = saved_answers.reference_path(name)
