@@ -37,8 +37,10 @@ nearest intent is says something. Its term in the product is its own:
 
     exp(u + v x best) x model(K-A)^w
 
-with best the highest retriever score among the shortlist's intents (raw, a
-sum of up to 10 cosine similarities, so in [0, 10]) and u, v, w fitted on
+with best the highest retriever score among the shortlist's intents (raw:
+for the nearest neighbours a sum of up to 10 cosine similarities, so in
+[0, 10]; for the logistic regression of --source linear or examples a
+probability, in [0, 1]) and u, v, w fitted on
 calib with a and b in the same likelihood. A message that resembles no
 training message (best low) leans to out of scope when v < 0. Datasets without an out-of-scope code
 (BANKING77) have only a and b.
@@ -134,7 +136,8 @@ class Candidate:
 
     best_score: set on an out-of-scope code only (CLINC150's K-A): the
     retriever's highest raw score among the in-scope codes of the shortlist
-    (a sum of up to 10 cosine similarities, in [0, 10]). The retriever has no
+    (in [0, 10] for the nearest neighbours' summed similarities, in [0, 1]
+    for a classifier's probabilities). The retriever has no
     opinion about "no intent fits" (its neighbours seldom carry that label),
     but how close the nearest intent is tells something about it.
     """
