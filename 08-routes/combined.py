@@ -428,7 +428,8 @@ def combined_decisions(calib: list[ResultsLine], test: list[ResultsLine], datase
     """The weights fitted on calib's shortlist lines (shortlist.py's, error lines left out) and every line of
     both splits as combined_record makes it: (weights, {"calib": [...], "test": [...]}), the lines in their
     order. dataset: registry.Dataset (its out-of-scope codes and prompt). with_model=False: the same decision
-    without the model (fit_weights), which decides the lines whose model answer failed too. Raises ValueError as fit_weights and combined_record do."""
+    without the model (fit_weights), which decides the lines whose model answer failed too. Raises ValueError
+    as fit_weights and combined_record do."""
     out_of_scope = dataset.out_of_scope_codes()
     weights = fit_weights([(candidates_of(r, out_of_scope), r.gold_code) for r in calib if r.status == "ok"],
                           with_model=with_model)

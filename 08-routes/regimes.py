@@ -89,14 +89,6 @@ ROWS = (
 )
 
 
-# The GB10 reference, quoted (not measured here): Ternary Bonsai 2 27B in the series' regime, the prompt's 5
-# examples per intent and the calib split (1,155 labelled messages), BANKING77 test. Accuracy and act: the
-# series' post 1 (1,566 of 3,080 acted on, 98.7% right); ECE 0.041 raw: post 4, which also gives 0.011 as
-# post 6's figure after isotonic regression. The posts give no AUROC and no certified rule.
-GB10_REFERENCE = {"banking77": ("27B on the GB10 (quoted from the series' posts 1, 4)", 1_155, 0.869, 0.041, 0.011,
-                                1566 / 3080, 0.987)}
-
-
 def fitted_messages(dataset: Dataset, fitted_on: str) -> list:
     """The labelled messages a row's decision was fitted on besides calib: "prompt", the examples the prompt
     shows; else linear.regime_messages of that regime."""
@@ -114,7 +106,17 @@ class Figures:
     ece_isotonic: float
     auroc: float | None
     out_of_scope_auroc: float | None
-    act: dict[str, tuple[float, float | None]]  # rule -> (coverage, precision or None when nothing is acted on)
+    # rule -> (coverage, precision or None when nothing is acted on); a rule missing: a figure not given
+    act: dict[str, tuple[float, float | None]]
+
+
+# The GB10 reference, quoted (not measured here): Ternary Bonsai 2 27B in the series' regime, the prompt's 5
+# examples per intent and the calib split (1,155 labelled messages), BANKING77 test. Accuracy and act: the
+# series' post 1 (1,566 of 3,080 acted on, 98.7% right); ECE 0.041 raw: post 4, which also gives 0.011 as
+# post 6's figure after isotonic regression. The posts give no AUROC and no certified rule.
+GB10_NAME = "27B on the GB10 (quoted from the series' posts 1, 4)"
+GB10_LABELLED = 1_155
+GB10_REFERENCE = {"banking77": Figures(0.869, 0.041, 0.011, None, None, {"point": (1566 / 3080, 0.987)})}
 
 
 def figures(calib: list[ResultsLine], test: list[ResultsLine], out_of_scope: frozenset[str]) -> Figures:
@@ -147,6 +149,16 @@ def cell(value: float | None, digits: int = 1, percent: bool = True) -> str:
     return f"{100 * value:.{digits}f}%" if percent else f"{value:.{digits}f}"
 
 
+def row_text(name: str, labelled: int, got: Figures, out_of_scope: bool) -> str:
+    """One line of the table: a row's name, its labelled messages and its figures (with the OOS AUROC column
+    on a dataset with an out-of-scope code)."""
+    acts = "  ".join(f"{'-':>17}" if rule not in got.act else f"{'none':>17}" if got.act[rule][1] is None
+                     else f"{cell(got.act[rule][0]):>7} at {cell(got.act[rule][1]):>6}" for rule in RULES)
+    return (f"{name:<52} {labelled:>8,} {cell(got.accuracy):>8} {cell(got.ece_raw, 3, False):>7} "
+            f"{cell(got.ece_isotonic, 3, False):>7} {cell(got.auroc, 3, False):>6}"
+            + (f" {cell(got.out_of_scope_auroc, 3, False):>9}" if out_of_scope else "") + f"  {acts}")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_dataset_argument(parser)
@@ -171,16 +183,10 @@ def main() -> int:
             missing.append(f"{row.full_name or row.name}: no answers yet; write them with: "
                            f"{row.command.format(dataset=option)}")
             continue
-        got = figures(calib, test, scope)
-        acts = "  ".join(f"{cell(coverage):>7} at {cell(precision):>6}" if precision is not None else f"{'none':>17}"
-                         for coverage, precision in (got.act[rule] for rule in RULES))
-        print(f"{row.name:<52} {labelled_messages(dataset, fitted_messages(dataset, row.fitted_on)):>8,} {cell(got.accuracy):>8} "
-              f"{cell(got.ece_raw, 3, False):>7} {cell(got.ece_isotonic, 3, False):>7} {cell(got.auroc, 3, False):>6}"
-              + (f" {cell(got.out_of_scope_auroc, 3, False):>9}" if scope else "") + f"  {acts}")
+        labelled = labelled_messages(dataset, fitted_messages(dataset, row.fitted_on))
+        print(row_text(row.name, labelled, figures(calib, test, scope), bool(scope)))
     if dataset.name in GB10_REFERENCE:
-        name, labelled, accuracy, ece_raw, ece_isotonic, coverage, precision = GB10_REFERENCE[dataset.name]
-        print(f"{name:<52} {labelled:>8,} {cell(accuracy):>8} {cell(ece_raw, 3, False):>7} "
-              f"{cell(ece_isotonic, 3, False):>7} {'-':>6}  {cell(coverage):>7} at {cell(precision):>6}  {'-':>17}")
+        print(row_text(GB10_NAME, GB10_LABELLED, GB10_REFERENCE[dataset.name], bool(scope)))
         print("  (quoted, not measured here; -: a figure the posts do not give)")
     print("\nlabelled: the messages a row was fitted on and the calib split's, each once. act: coverage at precision "
           "on test (none: nothing acted on). ECE iso: after isotonic regression fitted on calib." + ("" if not scope else
