@@ -3,8 +3,9 @@
     python3 08-routes/regimes.py                     # BANKING77
     python3 08-routes/regimes.py --dataset clinc150
 
-One table of the decisions this repository has results files for, read as
-posts 04-08 read them (no server): the model alone (post 03's run), post 01's
+One table of the whole decisions, read as posts 04-08 read them (no
+server; your own complete run of a row, else its committed reference run,
+files not named): the model alone (post 03's run), post 01's
 logistic regression (08-routes/baseline_lines.py: linear5, linear15,
 linearall) and the combined decisions of combined.py (shortlists from the
 retriever fitted on the prompt's examples, from post 01's nearest
