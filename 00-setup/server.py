@@ -32,6 +32,7 @@ import hashlib
 import ipaddress
 import json
 import os
+import platform
 import re
 import shutil
 import signal
@@ -48,8 +49,8 @@ from pathlib import Path, PurePosixPath
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # puts the post folders on sys.path
-from llama_http import (API_KEY_ENV, Client, Reply, ServerError, ServerLoading, ServerUnreachable, exit_on_server_errors,
-                        server_command, server_url)
+from llama_http import (API_KEY_ENV, Client, ConnectionLost, Reply, ServerError, ServerLoading, ServerTimeout,
+                        ServerUnreachable, exit_on_server_errors, server_command, server_url)
 from registry import DATASETS, dataset_named
 from slot_cache import (NotSaved, SlotFile, Unusable, check_saved, prune, restore, save, server_key, sha256_of,
                         slots_folder)
@@ -311,21 +312,24 @@ def fetch_source() -> Path:
     return tree
 
 
-def build_server(jobs: int | None = None) -> Path:
-    """Build llama-server from the llama.cpp vendored by llama-cpp-python; return its path.
+# ggml compiles its AMX matrix kernels in when the compiler targets a CPU with AMX (-march=native on an Intel
+# Xeon of the Sapphire Rapids class or later), and in this build they fault on the first matrix product:
+# llama-server dies with SIGSEGV during its start-up warm-up (llama.cpp issue 20824, "segfault in
+# ggml_backend_amx_mul_mat"; the tile-data permission is asked for on the main thread only). So the AMX
+# instructions are turned off and every other feature of -march=native kept. An explicit -mno-* flag wins
+# over what -march implies, whatever their order on the command line (GCC and Clang alike).
+NO_AMX_FLAGS = "-mno-amx-tile -mno-amx-int8 -mno-amx-bf16"
+# What a binary must not hold: the tile configuration and the tile multiply-accumulate instructions.
+AMX_INSTRUCTION = re.compile(r"\s(ldtilecfg|sttilecfg|tilerelease|tilezero|tileloadd|tileloaddt1|tilestored|"
+                             r"tdpbssd|tdpbsud|tdpbusd|tdpbuud|tdpbf16ps|tdpfp16ps)\s")
 
-    Idempotent: returns at once when the binary for the pinned build exists
-    and runs. About 10 minutes on 2 cores the first time. Raises SetupError
-    when cmake or a compiler is missing or the build fails (the log is kept).
+
+def build_options(machine: str | None = None) -> dict[str, str]:
+    """The cmake options of the llama-server build, as -D NAME=VALUE pairs (the build stamp records them).
+
+    machine: what platform.machine() says (default: this machine's); on
+    x86-64 the C and C++ flags turn the AMX instructions off (NO_AMX_FLAGS).
     """
-    if SERVER_BIN.exists() and subprocess.run([str(SERVER_BIN), "--version"], capture_output=True).returncode == 0:
-        return SERVER_BIN
-    for tool in ("cmake", "c++"):
-        if not shutil.which(tool):
-            raise SetupError(f"{tool} is not installed; install it (for cmake: python3 -m pip install cmake) and rerun")
-    tree = fetch_source()
-    build_dir = CACHE / "build" / f"llama-cpp-python-{LLAMA_CPP_PYTHON}"
-    build_dir.mkdir(parents=True, exist_ok=True)
     options = {
         "CMAKE_BUILD_TYPE": "Release",
         "BUILD_SHARED_LIBS": "OFF",        # one static binary, nothing to find at run time
@@ -337,9 +341,94 @@ def build_server(jobs: int | None = None) -> Path:
         "LLAMA_USE_PREBUILT_UI": "OFF",
         "LLAMA_OPENSSL": "OFF",            # the server only speaks plain HTTP on loopback
         "GGML_CCACHE": "OFF",
+        "GGML_NATIVE": "ON",               # -march=native: every vector unit of this CPU but AMX
         "LLAMA_BUILD_NUMBER": str(LLAMA_CPP_BUILD),
         "LLAMA_BUILD_COMMIT": LLAMA_CPP_COMMIT,
     }
+    if (machine or platform.machine()).lower() in ("x86_64", "amd64"):
+        options["CMAKE_C_FLAGS"] = NO_AMX_FLAGS
+        options["CMAKE_CXX_FLAGS"] = NO_AMX_FLAGS
+    return options
+
+
+def amx_instructions(binary: Path) -> list[str]:
+    """The AMX instructions in binary's machine code, as objdump -d disassembles them (empty: none).
+
+    Reads objdump's output as it comes (a few hundred MB of text for
+    llama-server), keeping one example line per instruction name. Raises
+    SetupError when objdump (GNU binutils) is not installed or fails.
+    """
+    if not shutil.which("objdump"):
+        raise SetupError("objdump is not installed; install binutils (it comes with gcc) and rerun")
+    found: dict[str, str] = {}
+    with subprocess.Popen(["objdump", "-d", "--no-show-raw-insn", str(binary)], stdout=subprocess.PIPE,
+                          stderr=subprocess.DEVNULL, text=True, errors="replace") as disassembly:
+        for line in disassembly.stdout:
+            match = AMX_INSTRUCTION.search(line)
+            if match:
+                found.setdefault(match.group(1), line.strip())
+    if disassembly.returncode != 0:
+        raise SetupError(f"objdump -d {binary} failed with code {disassembly.returncode}")
+    return list(found.values())
+
+
+def build_stamp(binary: Path) -> Path:
+    """The file beside binary that records how it was built and whether it has answered a request."""
+    return binary.with_name(binary.name + ".build.json")
+
+
+def read_stamp(binary: Path) -> dict:
+    """The build stamp of binary ({} when there is none or it cannot be read)."""
+    try:
+        return json.loads(build_stamp(binary).read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def why_rebuild(binary: Path, options: dict[str, str]) -> str | None:
+    """Why the cached binary cannot be reused for a build with options (None: it can).
+
+    A binary with no stamp was built before the stamp existed, by a
+    server.py whose build let the AMX kernels in.
+    """
+    if not binary.exists():
+        return None
+    stamp = read_stamp(binary)
+    if not stamp:
+        return (f"the cached {binary.name} has no build stamp: it was built before the AMX instructions were turned "
+                "off, and on a CPU with AMX such a binary dies on its first request (llama.cpp issue 20824)")
+    if stamp.get("options") != options:
+        changed = sorted(key for key in options.keys() | stamp.get("options", {}).keys()
+                         if options.get(key) != stamp.get("options", {}).get(key))
+        return f"the cached {binary.name} was built with other options ({', '.join(changed)})"
+    if subprocess.run([str(binary), "--version"], capture_output=True).returncode != 0:
+        return f"the cached {binary.name} does not run (--version fails)"
+    return None
+
+
+def build_server(jobs: int | None = None) -> Path:
+    """Build llama-server from the llama.cpp vendored by llama-cpp-python; return its path.
+
+    Idempotent: returns at once when the binary for the pinned build exists,
+    runs, and its build stamp records today's build_options(). Otherwise it
+    says why and builds (about 10 minutes on 2 cores), then checks that the
+    binary holds no AMX instruction (amx_instructions) before it writes the
+    stamp. Whether it can answer a request is checked at its first start
+    (start_server). Raises SetupError when cmake, a compiler or objdump is
+    missing, the build fails (the log is kept) or AMX instructions are found.
+    """
+    options = build_options()
+    reason = why_rebuild(SERVER_BIN, options)
+    if SERVER_BIN.exists() and reason is None:
+        return SERVER_BIN
+    for tool in ("cmake", "c++", "objdump"):
+        if not shutil.which(tool):
+            raise SetupError(f"{tool} is not installed; install it (for cmake: python3 -m pip install cmake) and rerun")
+    if reason:
+        say(f"rebuilding llama-server: {reason}")
+    tree = fetch_source()
+    build_dir = CACHE / "build" / f"llama-cpp-python-{LLAMA_CPP_PYTHON}"
+    build_dir.mkdir(parents=True, exist_ok=True)
     configure = ["cmake", "-S", str(tree / "vendor" / "llama.cpp"), "-B", str(build_dir)]
     configure += [f"-D{key}={value}" for key, value in options.items()]
     say(f"configuring llama-server (log: {build_dir / 'configure.log'})")
@@ -349,9 +438,17 @@ def build_server(jobs: int | None = None) -> Path:
     started = time.monotonic()
     run(["cmake", "--build", str(build_dir), "--target", "llama-server", "-j", str(jobs)], log=build_dir / "build.log",
         progress=Progress("build", 100, "%"))
+    built = build_dir / "bin" / "llama-server"
+    amx = amx_instructions(built)
+    if amx:
+        raise SetupError(f"the new llama-server holds AMX instructions ({'; '.join(amx[:3])}), which crash on CPUs "
+                         f"with AMX; the build did not take the flags {NO_AMX_FLAGS!r} (see {build_dir / 'configure.log'})")
     SERVER_BIN.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copy2(build_dir / "bin" / "llama-server", SERVER_BIN)
-    say(f"built {SERVER_BIN} in {time.monotonic() - started:.0f} s")
+    build_stamp(SERVER_BIN).unlink(missing_ok=True)  # no stamp while the binary is being replaced
+    shutil.copy2(built, SERVER_BIN)
+    build_stamp(SERVER_BIN).write_text(json.dumps({"options": options, "amx_instructions": 0, "answered": None},
+                                                  indent=1) + "\n")
+    say(f"built {SERVER_BIN} in {time.monotonic() - started:.0f} s; objdump finds no AMX instruction in it")
     return SERVER_BIN
 
 
@@ -579,8 +676,7 @@ def start_server(model_name: str, host: str = "127.0.0.1", timeout_s: float = 30
     def loading(waited: float) -> None:
         if process.poll() is not None:
             pid_file(port).unlink(missing_ok=True)
-            tail = log.read_text(errors="replace").strip().splitlines()[-3:]
-            raise SetupError(f"llama-server exited with code {process.returncode}: {' | '.join(tail)}")
+            raise died(process.returncode, "while it loaded the model", log, binary)
 
     try:
         client.wait_ready(timeout_s, on_wait=loading)
@@ -588,7 +684,71 @@ def start_server(model_name: str, host: str = "127.0.0.1", timeout_s: float = 30
         stop_server(port)
         raise SetupError(f"llama-server did not get ready: {error}; see {log}") from None
     say(f"llama-server is ready at {url} with {alias} (started and loaded in {time.monotonic() - started:.1f} s)")
+    first_answer(client, process, log, binary, alias)
     return record
+
+
+# A first request that multiplies real matrices: a few prompt tokens and one generated token, well under a second.
+FIRST_REQUEST = {"prompt": "One, two, three,", "n_predict": 1, "temperature": 0.0, "cache_prompt": False}
+
+
+def died(code: int, when: str, log: Path, binary: Path) -> SetupError:
+    """The one-line error for a llama-server that ended with returncode `code` (negative: killed by that signal).
+
+    when: what it was doing ("while it loaded the model", "on its first
+    request"). The line names the signal, the log, and what to do.
+    """
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = "an unknown signal"
+        how = f"was killed by {name} (signal {-code})"
+        advice = (f"this build cannot run here; delete {binary} and rerun to build it anew for this CPU, and if the "
+                  "new one dies too, the log's last lines say where")
+    else:
+        how = f"exited with code {code}"
+        advice = "its last lines say why"
+    return SetupError(f"llama-server {how} {when}; log: {log}; {advice}")
+
+
+def first_answer(client: Client, process: subprocess.Popen, log: Path, binary: Path, model: str) -> float:
+    """Send one short real completion to a server just started (FIRST_REQUEST); return its wall time in ms.
+
+    A binary is trusted only once it has answered: one that starts and loads
+    but dies on its first matrix product (ggml's AMX kernels did, llama.cpp
+    issue 20824) passes --version and /health. The first answer of a build
+    is recorded in its stamp (model, time, CPU). Raises SetupError, one line
+    naming the signal and the log (died), when the server dies on the request,
+    and SetupError when it does not answer.
+    """
+    try:
+        reply = client.post("/completion", FIRST_REQUEST)
+    except (ConnectionLost, ServerUnreachable, ServerTimeout, ServerError) as error:
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            raise SetupError(f"llama-server did not answer its first request ({error}); see {log}") from None
+        pid_file(client.port).unlink(missing_ok=True)
+        raise died(process.returncode, "on its first request", log, binary) from None
+    stamp = read_stamp(binary)
+    if stamp and not stamp.get("answered"):
+        stamp["answered"] = {"model": model, "wall_ms": round(reply.wall_ms, 1), "cpu": cpu_name(),
+                             "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+        build_stamp(binary).write_text(json.dumps(stamp, indent=1) + "\n")
+        say(f"llama-server answered its first request in {reply.wall_ms:.0f} ms: this build is good on this CPU")
+    return reply.wall_ms
+
+
+def cpu_name() -> str:
+    """The CPU's model name from /proc/cpuinfo ("unknown" where there is none)."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return "unknown"
 
 
 def exited(pid: int) -> bool:

