@@ -445,7 +445,11 @@ def build_server(jobs: int | None = None) -> Path:
                          f"with AMX; the build did not take the flags {NO_AMX_FLAGS!r} (see {build_dir / 'configure.log'})")
     SERVER_BIN.parent.mkdir(parents=True, exist_ok=True)
     build_stamp(SERVER_BIN).unlink(missing_ok=True)  # no stamp while the binary is being replaced
-    shutil.copy2(built, SERVER_BIN)
+    # Copied beside it and renamed over it: a server still running the old binary keeps its file, and nobody
+    # ever sees half a binary.
+    incoming = SERVER_BIN.with_name(SERVER_BIN.name + ".incoming")
+    shutil.copy2(built, incoming)
+    incoming.replace(SERVER_BIN)
     build_stamp(SERVER_BIN).write_text(json.dumps({"options": options, "amx_instructions": 0, "answered": None},
                                                   indent=1) + "\n")
     say(f"built {SERVER_BIN} in {time.monotonic() - started:.0f} s; objdump finds no AMX instruction in it")
