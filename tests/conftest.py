@@ -69,7 +69,8 @@ def venv_tool():
 
 @pytest.fixture
 def fake_path(tmp_path):
-    """A FakePath (script_sandbox.py) in this test's tmp_path."""
+    """A FakePath (script_sandbox.py) in this test's tmp_path: fake programs (and spies on real ones) that
+    record each call, its argv and environment, as one JSON line; calls() reads them back."""
     return FakePath(tmp_path)
 
 

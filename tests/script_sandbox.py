@@ -2,14 +2,22 @@
 
 The setup scripts call docker, git, uvx, nvidia-smi and python3, none of which
 may really run in a test (this machine has no GPU and no Docker engine, and a
-real build takes minutes). FakePath gives them a PATH of fakes that record
-each call, next to the real bash and coreutils; run_script runs a script with
-that PATH; shellcheck checks one.
+real build takes minutes). FakePath gives them a PATH of fakes next to the
+real bash and coreutils; every fake (and every spy, a real program watched)
+records each call as one JSON line: its argv, the environment it got and, for
+a spy that asks for it, what it read on stdin. A test asserts on those calls,
+as llama.cpp's server tests assert on response fields. run_script runs a
+script with that PATH; shown_commands reads back the commands a --dry-run
+printed; shellcheck checks one script.
 """
+import json
 import os
+import shlex
 import shutil
 import stat
 import subprocess
+import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 # The pins of 00-setup/gb10/models.sh, as the tests expect them.
@@ -34,21 +42,54 @@ def file_url(pin):
 
 
 # The real programs the setup scripts may call; everything else is faked or absent.
-REAL_TOOLS = ("bash", "env", "basename", "dirname", "sha256sum", "mkdir", "mv", "cat", "timeout")
+REAL_TOOLS = ("bash", "env", "basename", "dirname", "sha256sum", "mkdir", "mv", "cat", "timeout", "sleep")
+
+# A fake or a spy: record the call as one JSON line, then run the fake's body
+# (sh -c, with the call's arguments as $1...) or the real program.
+RECORDER = """\
+#!{python} -I
+import json, os, subprocess, sys
+record = {{"argv": [{name!r}, *sys.argv[1:]], "env": dict(os.environ), "stdin": None}}
+data = None
+if {read_stdin!r}:
+    data = sys.stdin.buffer.read()
+    record["stdin"] = data.decode(errors="replace")
+with open({log!r}, "a", encoding="utf-8") as log:
+    log.write(json.dumps(record) + "\\n")
+sys.stdout.flush()
+command = {command!r} + sys.argv[1:]
+sys.exit(subprocess.run(command, input=data).returncode)
+"""
+
+
+@dataclass(frozen=True)
+class Call:
+    """One call of a fake or spied program.
+
+    argv: the program's name, then its arguments, as it got them.
+    env: the environment it was given.
+    stdin: what it read on stdin (a spy made with read_stdin=True), else None.
+    """
+
+    argv: list[str]
+    env: dict[str, str]
+    stdin: str | None
 
 
 class FakePath:
     """A PATH for running the shell scripts of 00-setup without their tools.
 
-    fake(name, body) writes a program `name` that appends "name args" to the
-    file `calls` and then runs `body` (sh; default: exit 1). `env` has a PATH
-    of the fakes first, then links to the real REAL_TOOLS, and nothing else of
-    this machine's: a program that is not faked is not there.
+    fake(name, body) writes a program `name` that records its call and then
+    runs `body` (sh, the call's arguments as $1...; default: exit 1).
+    spy(name) records the calls of a real program and runs it. calls() reads
+    the record back. `env` has a PATH of the fakes first, then links to the
+    real REAL_TOOLS, and nothing else of this machine's: a program that is not
+    faked is not there.
     """
 
     def __init__(self, tmp_path: Path):
         self.tmp = tmp_path
-        self.calls = tmp_path / "calls"
+        self.log = tmp_path / "calls.jsonl"
         self.fake_bin = tmp_path / "fake-bin"
         self.real_bin = tmp_path / "real-bin"
         self.fake_bin.mkdir()
@@ -63,14 +104,29 @@ class FakePath:
             "LANG": "C",
         }
 
-    def fake(self, name: str, body: str = "exit 1") -> None:
+    def _recorder(self, name: str, command: list[str], read_stdin: bool = False) -> None:
         tool = self.fake_bin / name
-        tool.write_text(f"#!/bin/sh\necho \"{name} $*\" >> '{self.calls}'\n{body}\n")
+        tool.write_text(RECORDER.format(python=sys.executable, name=name, read_stdin=read_stdin,
+                                        log=str(self.log), command=command))
         tool.chmod(tool.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
 
-    def called(self) -> list[str]:
-        """The calls made to fakes, one "name args" line each."""
-        return self.calls.read_text().splitlines() if self.calls.exists() else []
+    def fake(self, name: str, body: str = "exit 1") -> None:
+        """Put a fake `name` on PATH: it records each call, then runs `body` with sh."""
+        self._recorder(name, ["/bin/sh", "-c", body, name])
+
+    def spy(self, name: str, read_stdin: bool = False) -> None:
+        """Record each call of the real `name` (one of REAL_TOOLS), and what it reads on stdin if asked."""
+        self._recorder(name, [str((self.real_bin / name).resolve())], read_stdin)
+
+    def calls(self) -> list[Call]:
+        """The calls made to fakes and spies, in order."""
+        if not self.log.exists():
+            return []
+        return [Call(**json.loads(line)) for line in self.log.read_text(encoding="utf-8").splitlines()]
+
+    def argvs(self) -> list[list[str]]:
+        """The argv of each call, in order: [["docker", "info", ...], ...]."""
+        return [call.argv for call in self.calls()]
 
 
 def run_script(script: Path, *args: str, env: dict) -> subprocess.CompletedProcess:
@@ -83,6 +139,13 @@ def run_script(script: Path, *args: str, env: dict) -> subprocess.CompletedProce
         timeout=60,
         stdin=subprocess.DEVNULL,
     )
+
+
+def shown_commands(printed: str, programs) -> list[list[str]]:
+    """The commands a --dry-run printed ("+ " lines, quoted as bash's printf %q quotes), read back into
+    argv lists, keeping those of `programs` (the faked ones, whose real calls a test can compare)."""
+    commands = [shlex.split(line[2:]) for line in printed.splitlines() if line.startswith("+ ")]
+    return [argv for argv in commands if argv[0] in programs]
 
 
 def shellcheck(shellcheck_program: str, script: Path) -> subprocess.CompletedProcess:

@@ -29,7 +29,7 @@ def sandbox(fake_path):
     # Keep the scripts' local output out of the work tree.
     env["GB10_MODELS_DIR"] = str(fake_path.tmp / "models")
     env["GB10_SRC_DIR"] = str(fake_path.tmp / "build" / "llama.cpp-prism")
-    return {"env": env, "marker": fake_path.calls, "tmp": fake_path.tmp}
+    return {"env": env, "marker": fake_path.log, "tmp": fake_path.tmp}
 
 
 def run(script, *args, env):
@@ -256,7 +256,6 @@ def test_download_refuses_an_existing_file_that_does_not_match(sandbox):
 # A fake uvx that does what `uvx ... hf download REPO FILE --revision R --local-dir DIR`
 # does: it writes DIR/FILE. It also notes whether HF_TOKEN reached it.
 FAKE_HF_DOWNLOAD = """\
-[ -n "$HF_TOKEN" ] && echo "uvx saw HF_TOKEN" >> "$(dirname "$0")/../calls"
 printf '%s' "$FAKE_CONTENT" > "${10}/$6"
 """
 
@@ -270,11 +269,11 @@ def test_download_runs_hf_download_then_checks_the_file(sandbox, fake_path):
     result = run("download-model.sh", env=env)
     assert result.returncode == 0, result.stderr
     assert "tiny.gguf: OK" in result.stdout
-    calls = fake_path.called()
-    assert calls[0].startswith("uvx --from huggingface_hub==2.4.0 hf download "
-                               f"{PIN_27B['repo']} tiny.gguf --revision {PIN_27B['revision']}")
-    assert "uvx saw HF_TOKEN" in calls  # hf gets the token from the environment...
-    assert not any(secret in line for line in calls)  # ...never on its command line
+    [uvx] = fake_path.calls()
+    assert uvx.argv[:9] == ["uvx", "--from", "huggingface_hub==2.4.0", "hf", "download",
+                            PIN_27B["repo"], "tiny.gguf", "--revision", PIN_27B["revision"]]
+    assert uvx.env["HF_TOKEN"] == secret  # hf gets the token from the environment...
+    assert not any(secret in arg for arg in uvx.argv)  # ...never on its command line
     assert secret not in result.stdout + result.stderr
 
 

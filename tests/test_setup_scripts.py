@@ -92,7 +92,7 @@ def test_help_exits_0_explains_both_paths_and_looks_at_nothing(command, machine)
     for text in ["Usage:", "--cpu", "--gb10", "--dry-run", f"python3 00-setup/server.py {step}",
                  f"00-setup/{gb10_script}", "nvidia-smi -L"]:
         assert text in result.stdout
-    assert machine.called() == []
+    assert machine.argvs() == []
 
 
 @pytest.mark.parametrize("command", COMMANDS)
@@ -101,7 +101,7 @@ def test_a_bad_command_line_is_one_line_on_stderr_and_exit_2(command, args, mach
     result = run(command, *args, machine=machine)
     assert result.returncode == 2
     assert len(result.stderr.splitlines()) == 1, result.stderr
-    assert machine.called() == []
+    assert machine.argvs() == []
 
 
 # --- which path, and why -------------------------------------------------------
@@ -163,13 +163,13 @@ def test_cpu_forces_the_cpu_path_even_on_a_gb10_and_looks_at_nothing(gb10):
     result = dry_run("build-server.sh", "--cpu", machine=gb10)
     assert first_line(result) == "CPU path: --cpu given"
     assert "00-setup/server.py build" in result.stdout
-    assert gb10.called() == []
+    assert gb10.argvs() == []
 
 
 def test_gb10_forces_the_reference_path_without_looking(machine):
     result = dry_run("download-model.sh", "--gb10", machine=machine)
     assert first_line(result) == "GB10 reference path: --gb10 given (not checked)"
-    assert machine.called() == []
+    assert machine.argvs() == []
 
 
 # --- what each path runs -------------------------------------------------------
@@ -179,7 +179,7 @@ def test_cpu_dry_run_prints_the_server_py_command_and_runs_no_python(command, ma
     step, _ = COMMANDS[command]
     result = dry_run(command, machine=machine)
     assert f"+ python3 {SETUP}/server.py {step}\n" in result.stdout
-    assert machine.called() == []  # no python3 (and no docker to ask)
+    assert machine.argvs() == []  # no python3 (and no docker to ask)
 
 
 @pytest.mark.parametrize("command", COMMANDS)
@@ -189,8 +189,7 @@ def test_reference_dry_run_prints_the_gb10_commands_and_only_asks_docker_and_nvi
     assert f"+ {SETUP}/{gb10_script} --dry-run\n" in result.stdout
     assert "# dry run: nothing below is executed" in result.stdout
     # Only the two questions that choose the path; no build, download, container or python.
-    assert {call.split()[0] + " " + call.split()[1] for call in gb10.called()} == {
-        "docker info", "nvidia-smi -L"}
+    assert {" ".join(argv[:2]) for argv in gb10.argvs()} == {"docker info", "nvidia-smi -L"}
 
 
 def test_reference_dry_run_of_the_download_shows_the_pinned_27b(gb10):
@@ -229,4 +228,4 @@ def test_without_dry_run_the_cpu_path_runs_server_py(machine):
     # command passes that status on.
     result = run("start-server.sh", "--", "--model", "qwen2.5-coder-0.5b", machine=machine)
     assert result.returncode == 1
-    assert machine.called() == [f"python3 {SETUP}/server.py start --model qwen2.5-coder-0.5b"]
+    assert machine.argvs() == [["python3", f"{SETUP}/server.py", "start", "--model", "qwen2.5-coder-0.5b"]]
