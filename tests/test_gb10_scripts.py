@@ -1,18 +1,23 @@
 """Checks of the GB10 reference scripts in 00-setup/gb10/.
 
 The scripts target a GB10 box with Docker and a GPU, which this machine does
-not have, so they are never really run here. What is checked: shellcheck has
-nothing to say, --help and bad arguments behave, and --dry-run prints the
-commands it would run without running any of them. For that, PATH holds fake
-`docker`, `git`, `curl` and `uvx` that leave a marker file when called, and
-links to the real bash and coreutils (the `fake_path` fixture of conftest.py).
+not have. So they run here against a GB10 in miniature: PATH holds fake
+`docker`, `git`, `curl` and `uvx` that do the least a real one would (clone
+makes the source folder, `hf download` writes the file, curl answers 200) and
+record every call, and a spy on the real `sha256sum` that records the checksum
+line it is given (script_sandbox.py, the `fake_path` fixture of conftest.py).
+The tests assert on those calls, on the files the scripts leave, on exit
+codes and on the environment a tool gets; printed text is checked only where
+it is the behaviour (an error's one line, a secret that must not be printed)
+and once per script for what --help and --dry-run show.
 """
 import hashlib
+import re
 import subprocess
 from pathlib import Path
 
 import pytest
-from script_sandbox import PIN_8B, PIN_27B, file_url, run_script, shellcheck
+from script_sandbox import PIN_8B, PIN_27B, file_url, run_script, shellcheck, shown_commands
 
 ROOT = Path(__file__).resolve().parents[1]
 GB10 = ROOT / "00-setup" / "gb10"
@@ -20,26 +25,70 @@ SCRIPTS = ["build-server.sh", "download-model.sh", "start-server.sh"]
 SOURCED = ["lib.sh", "models.sh"]
 FAKE_TOOLS = ["docker", "git", "curl", "uvx"]
 
+LLAMA_REF = "prism-b10709-9a9394a"
+LLAMA_COMMIT = "9a9394a895b96003ca842a6041cb28ac49a108f7"
+LLAMA_URL = "https://github.com/PrismML-Eng/llama.cpp.git"
+HF_HUB = "huggingface_hub==2.4.0"
+
+# What each fake does besides recording its call.
+# git clone --depth 1 --branch REF URL DIR ($7) makes DIR with the CUDA Dockerfile;
+# git -C DIR rev-parse HEAD prints $FAKE_HEAD.
+FAKE_GIT = """\
+case "$1" in
+    clone) mkdir -p "$7/.devops" && : > "$7/.devops/cuda.Dockerfile" ;;
+    -C) [ "$3" = rev-parse ] && echo "$FAKE_HEAD" ;;
+esac
+"""
+# No container of that name exists yet; every other docker command succeeds.
+FAKE_DOCKER = '[ "$1 $2" = "container inspect" ] && exit 1\nexit 0'
+# uvx --from HUB hf download REPO FILE --revision R --local-dir DIR writes DIR/FILE ($10/$6).
+FAKE_HF_DOWNLOAD = """printf '%s' "$FAKE_CONTENT" > "${10}/$6"\n"""
+FAKE_CURL = "printf 200"
+# The container was started and keeps running (docker container inspect --format prints true).
+FAKE_DOCKER_RUNNING = """\
+if [ "$1 $2" = "container inspect" ]; then
+    [ "$3" = --format ] || exit 1
+    echo true
+fi
+"""
+
+
 @pytest.fixture
 def sandbox(fake_path):
-    """A PATH whose docker/git/curl/uvx are fakes that record being called."""
-    for name in FAKE_TOOLS:
-        fake_path.fake(name)
-    env = dict(fake_path.env)
-    # Keep the scripts' local output out of the work tree.
-    env["GB10_MODELS_DIR"] = str(fake_path.tmp / "models")
-    env["GB10_SRC_DIR"] = str(fake_path.tmp / "build" / "llama.cpp-prism")
-    return {"env": env, "marker": fake_path.log, "tmp": fake_path.tmp}
+    """A GB10 in miniature: the four fakes, a spy on sha256sum, the scripts' output in tmp_path."""
+    fake_path.fake("git", FAKE_GIT)
+    fake_path.fake("docker", FAKE_DOCKER)
+    fake_path.fake("uvx", FAKE_HF_DOWNLOAD)
+    fake_path.fake("curl", FAKE_CURL)
+    fake_path.spy("sha256sum", read_stdin=True)
+    fake_path.env.update({
+        "GB10_MODELS_DIR": str(fake_path.tmp / "models"),
+        "GB10_SRC_DIR": str(fake_path.tmp / "build" / "llama.cpp-prism"),
+        "FAKE_HEAD": LLAMA_COMMIT,
+        "FAKE_CONTENT": "a downloaded model",
+    })
+    return fake_path
 
 
-def run(script, *args, env):
-    return run_script(GB10 / script, *args, env=env)
+def run(script, *args, sandbox, **settings):
+    return run_script(GB10 / script, *args, env={**sandbox.env, **settings})
 
 
-def with_env(sandbox, **extra):
-    env = dict(sandbox["env"])
-    env.update(extra)
-    return env
+def with_model_file(sandbox, name, content=b""):
+    """A model file already in the models folder; its path."""
+    models = sandbox.tmp / "models"
+    models.mkdir(exist_ok=True)
+    (models / name).write_bytes(content)
+    return models / name
+
+
+def sha256(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def checksum_line(sha, path):
+    """What sha256sum -c reads: "<sha256>  <file>", one line."""
+    return f"{sha}  {path}\n"
 
 
 # --- shellcheck --------------------------------------------------------------
@@ -62,295 +111,301 @@ def test_script_is_bash_with_strict_mode_and_says_it_is_untested_here(script):
 
 # --- the fake tools ----------------------------------------------------------
 
-def test_fake_tools_leave_the_marker_when_called(sandbox):
-    result = subprocess.run(
-        ["docker", "version"], env=sandbox["env"], capture_output=True, text=True
-    )
-    assert result.returncode == 1
-    assert sandbox["marker"].exists()
+def test_fake_tools_record_their_argv_and_environment(fake_path):
+    fake_path.fake("docker")
+    env = {**fake_path.env, "DOCKER_HOST": "unix:///nowhere"}
+    result = subprocess.run(["docker", "version", "--format", "{{.Server}}"], env=env)
+    assert result.returncode == 1  # the default body
+    [call] = fake_path.calls()
+    assert call.argv == ["docker", "version", "--format", "{{.Server}}"]
+    assert call.env["DOCKER_HOST"] == "unix:///nowhere"
 
 
 # --- --help and bad arguments ------------------------------------------------
 
+def documented(help_text):
+    """The options (--x) and settings (GB10_X) that --help lists, each at the start of its line."""
+    return {line.split()[0] for line in help_text.splitlines()
+            if line.startswith(("  --", "  GB10_", "  HF_TOKEN"))}
+
+
+def settings_read(script):
+    """The GB10_* settings a script reads (${GB10_X...}), with those of the files it sources (models.sh)."""
+    text = (GB10 / script).read_text()
+    text += "".join((GB10 / name).read_text() for name in re.findall(r'source "\$SCRIPT_DIR/([\w.]+)"', text))
+    return set(re.findall(r"\$\{(GB10_[A-Z0-9_]+)", text))
+
+
 @pytest.mark.parametrize("script", SCRIPTS)
-def test_help_exits_0_and_documents_the_settings(script, sandbox):
-    result = run(script, "--help", env=sandbox["env"])
+def test_help_exits_0_runs_nothing_and_lists_the_options_and_settings_read(script, sandbox):
+    result = run(script, "--help", sandbox=sandbox)
     assert result.returncode == 0, result.stderr
-    assert "Usage:" in result.stdout
-    assert "--dry-run" in result.stdout
-    assert "GB10_" in result.stdout
-    assert not sandbox["marker"].exists()
+    assert sandbox.calls() == []
+    # The one check of the help's text: it lists exactly the options parse_args takes and the
+    # GB10_* settings the script reads (download-model.sh also HF_TOKEN, which hf reads).
+    extra = {"HF_TOKEN"} if script == "download-model.sh" else set()
+    assert documented(result.stdout) == {"--dry-run", "--help"} | settings_read(script) | extra
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_every_option_the_help_lists_is_accepted(script, sandbox):
+    options = [name for name in documented(run(script, "--help", sandbox=sandbox).stdout) if name.startswith("--")]
+    for option in options:
+        assert run(script, option, sandbox=sandbox).returncode == 0, option
+    assert sandbox.calls() == []  # --dry-run and --help run nothing
 
 
 @pytest.mark.parametrize("script", SCRIPTS)
 def test_unknown_argument_exits_2_with_one_line_on_stderr(script, sandbox):
-    result = run(script, "--no-such-option", env=sandbox["env"])
+    result = run(script, "--no-such-option", sandbox=sandbox)
     assert result.returncode == 2
-    lines = result.stderr.splitlines()
-    assert len(lines) == 1, result.stderr
-    assert "--no-such-option" in lines[0]
-    assert not sandbox["marker"].exists()
+    assert result.stderr.splitlines() == [f"{script}: unknown argument: --no-such-option (try --help)"]
+    assert sandbox.calls() == []
 
 
-# --- --dry-run runs nothing --------------------------------------------------
+# --- --dry-run runs nothing, and shows what a real run runs -------------------
 
 @pytest.mark.parametrize("script", SCRIPTS)
-def test_dry_run_exits_0_and_runs_no_docker_git_uvx_or_curl(script, sandbox):
-    result = run(script, "--dry-run", env=sandbox["env"])
+def test_dry_run_exits_0_and_runs_no_docker_git_uvx_curl_or_sha256sum(script, sandbox):
+    result = run(script, "--dry-run", sandbox=sandbox)
     assert result.returncode == 0, result.stderr
-    assert not sandbox["marker"].exists(), sandbox["marker"].read_text()
+    assert sandbox.calls() == []
     # Nothing was created either.
-    assert not (sandbox["tmp"] / "models").exists()
-    assert not (sandbox["tmp"] / "build").exists()
+    assert not (sandbox.tmp / "models").exists()
+    assert not (sandbox.tmp / "build").exists()
 
 
-def test_build_dry_run_prints_the_pinned_clone_and_the_cuda_build(sandbox):
-    result = run("build-server.sh", "--dry-run", env=sandbox["env"])
-    out = result.stdout
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_dry_run_shows_the_commands_a_real_run_runs(script, sandbox):
+    if script == "start-server.sh":
+        with_model_file(sandbox, PIN_27B["file"])
+    dry = run(script, "--dry-run", sandbox=sandbox)
+    run(script, sandbox=sandbox)  # the 27B download ends in a checksum mismatch, after its uvx call
+    # start-server.sh first asks docker whether its container exists (not shown: a check, not a step).
+    real = [argv for argv in sandbox.argvs() if argv[:2] != ["docker", "container"] and argv[0] in FAKE_TOOLS]
+    assert shown_commands(dry.stdout, FAKE_TOOLS) == real
+
+
+# --- build-server.sh ---------------------------------------------------------
+
+def docker_build(src, *, platform="linux/arm64", cuda="13.0.1", arch="121", image="prism-llama-server:gb10"):
+    """The docker build command build-server.sh runs for the source in `src`."""
+    return ["docker", "build", "--platform", platform, "--target", "server",
+            "--file", f"{src}/.devops/cuda.Dockerfile",
+            "--build-arg", f"CUDA_VERSION={cuda}", "--build-arg", "UBUNTU_VERSION=24.04",
+            "--build-arg", f"BASE_CUDA_DEV_CONTAINER=nvidia/cuda:{cuda}-devel-ubuntu24.04",
+            "--build-arg", f"BASE_CUDA_RUN_CONTAINER=nvidia/cuda:{cuda}-runtime-ubuntu24.04",
+            "--build-arg", f"CUDA_DOCKER_ARCH={arch}", "--tag", image, src]
+
+
+def test_build_clones_the_pinned_ref_checks_its_commit_and_builds_for_the_gb10(sandbox):
+    src = sandbox.env["GB10_SRC_DIR"]
+    result = run("build-server.sh", sandbox=sandbox)
     assert result.returncode == 0, result.stderr
-    assert "+ git clone --depth 1 --branch prism-b10709-9a9394a " in out
-    assert "https://github.com/PrismML-Eng/llama.cpp.git" in out
-    assert "+ git -C " in out and "rev-parse HEAD" in out
-    assert "+ docker build " in out
-    assert "--platform linux/arm64" in out
-    assert "--target server" in out
-    assert ".devops/cuda.Dockerfile" in out
-    assert "--build-arg CUDA_DOCKER_ARCH=121" in out
-    assert "--build-arg BASE_CUDA_DEV_CONTAINER=nvidia/cuda:13.0.1-devel-ubuntu24.04" in out
-    assert "--build-arg BASE_CUDA_RUN_CONTAINER=nvidia/cuda:13.0.1-runtime-ubuntu24.04" in out
+    assert sandbox.argvs() == [
+        ["git", "clone", "--depth", "1", "--branch", LLAMA_REF, LLAMA_URL, src],
+        ["git", "-C", src, "rev-parse", "HEAD"],
+        docker_build(src),
+    ]
 
 
-def test_build_dry_run_follows_cuda_arch_and_base_image_for_another_gpu(sandbox):
-    env = with_env(sandbox, GB10_CUDA_ARCH="89", GB10_CUDA_VERSION="12.8.1",
-                   GB10_PLATFORM="linux/amd64")
-    result = run("build-server.sh", "--dry-run", env=env)
-    assert result.returncode == 0, result.stderr
-    assert "--build-arg CUDA_DOCKER_ARCH=89" in result.stdout
-    assert "nvidia/cuda:12.8.1-devel-ubuntu24.04" in result.stdout
-    assert "--platform linux/amd64" in result.stdout
-
-
-def test_build_refuses_a_new_ref_without_its_commit(sandbox):
-    env = with_env(sandbox, GB10_LLAMA_REF="prism")
-    result = run("build-server.sh", "--dry-run", env=env)
+def test_build_refuses_a_ref_that_resolves_to_another_commit(sandbox):
+    result = run("build-server.sh", sandbox=sandbox, FAKE_HEAD="0" * 40)
     assert result.returncode == 1
-    assert "GB10_LLAMA_COMMIT" in result.stderr
-    assert not sandbox["marker"].exists()
+    assert [argv[0:2] for argv in sandbox.argvs()] == [["git", "clone"], ["git", "-C"]]  # no docker build
+
+
+def test_build_follows_cuda_arch_and_base_image_for_another_gpu(sandbox):
+    result = run("build-server.sh", sandbox=sandbox,
+                 GB10_CUDA_ARCH="89", GB10_CUDA_VERSION="12.8.1", GB10_PLATFORM="linux/amd64")
+    assert result.returncode == 0, result.stderr
+    src = sandbox.env["GB10_SRC_DIR"]
+    assert sandbox.argvs()[-1] == docker_build(src, platform="linux/amd64", cuda="12.8.1", arch="89")
 
 
 def test_build_ignores_generic_names_from_the_environment(sandbox):
-    env = with_env(sandbox, CUDA_VERSION="11.0", IMAGE="wrong:tag", CUDA_ARCH="50")
-    result = run("build-server.sh", "--dry-run", env=env)
+    result = run("build-server.sh", sandbox=sandbox, CUDA_VERSION="11.0", IMAGE="wrong:tag", CUDA_ARCH="50")
     assert result.returncode == 0, result.stderr
-    assert "nvidia/cuda:13.0.1-devel" in result.stdout
-    assert "--tag prism-llama-server:gb10" in result.stdout
-    assert "CUDA_DOCKER_ARCH=121" in result.stdout
+    assert sandbox.argvs()[-1] == docker_build(sandbox.env["GB10_SRC_DIR"])
 
 
-def test_download_dry_run_prints_the_pinned_27b_hf_download_and_sha256sum_check(sandbox):
-    result = run("download-model.sh", "--dry-run", env=sandbox["env"])
-    out = result.stdout
-    assert result.returncode == 0, result.stderr
-    models = sandbox["tmp"] / "models"
-    assert (f"+ uvx --from huggingface_hub==2.4.0 hf download {PIN_27B['repo']} {PIN_27B['file']}"
-            f" --revision {PIN_27B['revision']} --local-dir {models}") in out
-    assert file_url(PIN_27B) in out
-    assert f"+ sha256sum -c - <<<{PIN_27B['sha256']}" in out
-    assert "curl" not in out
-
-
-def test_download_8b_option_selects_the_pinned_8b_pair(sandbox):
-    env = with_env(sandbox, GB10_MODEL="8b")
-    result = run("download-model.sh", "--dry-run", env=env)
-    out = result.stdout
-    assert result.returncode == 0, result.stderr
-    assert f"hf download {PIN_8B['repo']} {PIN_8B['file']} --revision {PIN_8B['revision']}" in out
-    assert file_url(PIN_8B) in out
-    assert f"sha256sum -c - <<<{PIN_8B['sha256']}" in out
-    assert PIN_27B["file"] not in out
-
-
-def test_download_refuses_an_unknown_model_choice(sandbox):
-    env = with_env(sandbox, GB10_MODEL="70b")
-    result = run("download-model.sh", "--dry-run", env=env)
+def test_build_refuses_a_new_ref_without_its_commit(sandbox):
+    result = run("build-server.sh", "--dry-run", sandbox=sandbox, GB10_LLAMA_REF="prism")
     assert result.returncode == 1
-    assert "GB10_MODEL='70b' is not one of: 27b 8b" in result.stderr
+    assert "GB10_LLAMA_COMMIT" in result.stderr
+    assert sandbox.calls() == []
 
 
-def test_download_refuses_when_the_checksum_is_unset(sandbox):
-    env = with_env(sandbox, GB10_MODEL_SHA256="")
-    result = run("download-model.sh", env=env)
+# --- download-model.sh -------------------------------------------------------
+
+def hf_download(pin, models, file=None):
+    """The uvx call download-model.sh makes for a pin (its file, unless `file` replaces it)."""
+    return ["uvx", "--from", HF_HUB, "hf", "download", pin["repo"], file or pin["file"],
+            "--revision", pin["revision"], "--local-dir", str(models)]
+
+
+@pytest.mark.parametrize("model, pin", [(None, PIN_27B), ("8b", PIN_8B)])
+def test_download_asks_hf_for_the_pin_and_checks_it_against_the_pinned_sha256(sandbox, model, pin):
+    settings = {"GB10_MODEL": model} if model else {}
+    result = run("download-model.sh", sandbox=sandbox, **settings)
+    # The fake download is not the pinned file, so the check fails: the sha256 it was checked
+    # against is the pin's.
     assert result.returncode == 1
-    assert "GB10_MODEL_SHA256 is empty" in result.stderr
-    assert not sandbox["marker"].exists()
+    models = sandbox.tmp / "models"
+    uvx, check = sandbox.calls()
+    assert uvx.argv == hf_download(pin, models)
+    assert check.argv == ["sha256sum", "-c", "-"]
+    assert check.stdin == checksum_line(pin["sha256"], models / pin["file"])
+    # Printed for the reader's record, and used by nothing else: the file's address at that revision.
+    assert file_url(pin) in result.stdout
 
 
-def test_download_refuses_a_malformed_checksum(sandbox):
-    env = with_env(sandbox, GB10_MODEL_SHA256="not-a-sha256")
-    result = run("download-model.sh", "--dry-run", env=env)
+@pytest.mark.parametrize("settings, says", [
+    ({"GB10_MODEL": "70b"}, "GB10_MODEL='70b' is not one of: 27b 8b"),
+    ({"GB10_MODEL_SHA256": ""}, "GB10_MODEL_SHA256 is empty"),
+    ({"GB10_MODEL_SHA256": "not-a-sha256"}, "64 lowercase hex"),
+    ({"GB10_MODEL_FILE": "Ternary-Bonsai-2-27B-PTQ1_0.gguf"}, "set GB10_MODEL_SHA256"),
+    ({"GB10_MODEL_REVISION": "0" * 40}, "set GB10_MODEL_SHA256"),
+    ({"GB10_MODEL_REPO": "someone/else-gguf"}, "set GB10_MODEL_SHA256"),
+    ({"GB10_MODEL_REVISION": "main", "GB10_MODEL_SHA256": "a" * 64}, "40-character commit"),
+], ids=["unknown-model", "checksum-unset", "checksum-malformed", "new-file-same-checksum",
+        "new-revision-same-checksum", "new-repo-same-checksum", "revision-not-a-commit"])
+def test_download_refuses_a_bad_setting_before_anything_runs(sandbox, settings, says):
+    result = run("download-model.sh", sandbox=sandbox, **settings)
     assert result.returncode == 1
-    assert "64 lowercase hex" in result.stderr
+    assert sandbox.calls() == []
+    assert not (sandbox.tmp / "models").exists()
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("download-model.sh: error: ") and says in lines[0]
 
 
-@pytest.mark.parametrize("setting, value", [
-    ("GB10_MODEL_FILE", "Ternary-Bonsai-2-27B-PTQ1_0.gguf"),
-    ("GB10_MODEL_REVISION", "0" * 40),
-    ("GB10_MODEL_REPO", "someone/else-gguf"),
-])
-def test_download_refuses_a_new_file_without_its_checksum(sandbox, setting, value):
-    env = with_env(sandbox, **{setting: value})
-    result = run("download-model.sh", "--dry-run", env=env)
-    assert result.returncode == 1
-    assert "set GB10_MODEL_SHA256" in result.stderr
-    assert not sandbox["marker"].exists()
-
-
-def test_download_refuses_a_revision_that_is_not_a_commit(sandbox):
-    env = with_env(sandbox, GB10_MODEL_REVISION="main", GB10_MODEL_SHA256="a" * 64)
-    result = run("download-model.sh", "--dry-run", env=env)
-    assert result.returncode == 1
-    assert "40-character commit" in result.stderr
-
-
-def test_download_uses_hf_token_without_printing_it(sandbox):
+def test_download_passes_hf_token_in_the_environment_never_on_a_command_line(sandbox):
     secret = "hf_secretvalue_do_not_print_1234"
-    env = with_env(sandbox, HF_TOKEN=secret)
-    result = run("download-model.sh", "--dry-run", env=env)
+    content = sandbox.env["FAKE_CONTENT"]
+    settings = {"HF_TOKEN": secret, "GB10_MODEL_FILE": "tiny.gguf", "GB10_MODEL_SHA256": sha256(content)}
+    dry = run("download-model.sh", "--dry-run", sandbox=sandbox, **settings)
+    result = run("download-model.sh", sandbox=sandbox, **settings)
     assert result.returncode == 0, result.stderr
-    assert "HF_TOKEN is set" in result.stdout
-    assert "--token" not in result.stdout
-    assert secret not in result.stdout
-    assert secret not in result.stderr
+    uvx = sandbox.calls()[0]
+    assert uvx.env["HF_TOKEN"] == secret
+    assert not any(secret in arg or arg == "--token" for call in sandbox.calls() for arg in call.argv)
+    assert secret not in dry.stdout + dry.stderr + result.stdout + result.stderr
 
 
-def write_model(sandbox, content):
-    models = sandbox["tmp"] / "models"
-    models.mkdir()
-    name = "tiny-test-model.gguf"
-    (models / name).write_bytes(content)
-    return name
-
-
-def test_download_accepts_an_existing_file_that_matches_with_sha256sum(sandbox):
-    content = b"not really a model\n"
-    name = write_model(sandbox, content)
-    env = with_env(sandbox, GB10_MODEL_FILE=name, GB10_MODEL_SHA256=hashlib.sha256(content).hexdigest())
-    result = run("download-model.sh", env=env)
+def test_download_runs_hf_download_then_checks_the_file(sandbox):
+    content = sandbox.env["FAKE_CONTENT"]
+    result = run("download-model.sh", sandbox=sandbox, GB10_MODEL_FILE="tiny.gguf", GB10_MODEL_SHA256=sha256(content))
     assert result.returncode == 0, result.stderr
-    assert f"{name}: OK" in result.stdout  # sha256sum -c really ran
-    assert "verified" in result.stdout
-    assert not sandbox["marker"].exists()  # no download needed
+    models = sandbox.tmp / "models"
+    uvx, check = sandbox.calls()
+    assert uvx.argv == hf_download(PIN_27B, models, file="tiny.gguf")
+    assert check.argv == ["sha256sum", "-c", "-"]
+    assert check.stdin == checksum_line(sha256(content), models / "tiny.gguf")
+    assert (models / "tiny.gguf").read_text() == content
 
 
-def test_download_refuses_an_existing_file_that_does_not_match(sandbox):
-    name = write_model(sandbox, b"tampered\n")
-    env = with_env(sandbox, GB10_MODEL_FILE=name,
-                   GB10_MODEL_SHA256=hashlib.sha256(b"the real thing\n").hexdigest())
-    result = run("download-model.sh", env=env)
-    assert result.returncode == 1
-    assert "FAILED" in result.stdout + result.stderr
-    assert "does not match" in result.stderr
-    assert not sandbox["marker"].exists()
-
-
-# A fake uvx that does what `uvx ... hf download REPO FILE --revision R --local-dir DIR`
-# does: it writes DIR/FILE. It also notes whether HF_TOKEN reached it.
-FAKE_HF_DOWNLOAD = """\
-printf '%s' "$FAKE_CONTENT" > "${10}/$6"
-"""
-
-
-def test_download_runs_hf_download_then_checks_the_file(sandbox, fake_path):
-    fake_path.fake("uvx", FAKE_HF_DOWNLOAD)
-    content = "a downloaded model"
-    secret = "hf_secretvalue_do_not_print_1234"
-    env = with_env(sandbox, GB10_MODEL_FILE="tiny.gguf", FAKE_CONTENT=content, HF_TOKEN=secret,
-                   GB10_MODEL_SHA256=hashlib.sha256(content.encode()).hexdigest())
-    result = run("download-model.sh", env=env)
-    assert result.returncode == 0, result.stderr
-    assert "tiny.gguf: OK" in result.stdout
-    [uvx] = fake_path.calls()
-    assert uvx.argv[:9] == ["uvx", "--from", "huggingface_hub==2.4.0", "hf", "download",
-                            PIN_27B["repo"], "tiny.gguf", "--revision", PIN_27B["revision"]]
-    assert uvx.env["HF_TOKEN"] == secret  # hf gets the token from the environment...
-    assert not any(secret in arg for arg in uvx.argv)  # ...never on its command line
-    assert secret not in result.stdout + result.stderr
-
-
-def test_download_sets_a_mismatching_download_aside_and_fails(sandbox, fake_path):
-    fake_path.fake("uvx", FAKE_HF_DOWNLOAD)
-    env = with_env(sandbox, GB10_MODEL_FILE="tiny.gguf", FAKE_CONTENT="not what was pinned",
-                   GB10_MODEL_SHA256=hashlib.sha256(b"the pinned bytes").hexdigest())
-    result = run("download-model.sh", env=env)
+def test_download_sets_a_mismatching_download_aside_and_fails(sandbox):
+    result = run("download-model.sh", sandbox=sandbox,
+                 GB10_MODEL_FILE="tiny.gguf", GB10_MODEL_SHA256=sha256("the pinned bytes"))
     assert result.returncode == 1
     assert "checksum mismatch" in result.stderr
-    models = sandbox["tmp"] / "models"
+    models = sandbox.tmp / "models"
     assert not (models / "tiny.gguf").exists()  # start-server.sh cannot pick it up
-    assert (models / "tiny.gguf.bad").exists()
+    assert (models / "tiny.gguf.bad").read_text() == sandbox.env["FAKE_CONTENT"]
 
 
-def test_start_dry_run_publishes_the_port_on_127_0_0_1_only(sandbox):
-    result = run("start-server.sh", "--dry-run", env=sandbox["env"])
-    out = result.stdout
+@pytest.mark.parametrize("matches, status", [(True, 0), (False, 1)])
+def test_download_checks_an_existing_file_with_sha256sum_and_downloads_nothing(sandbox, matches, status):
+    path = with_model_file(sandbox, "tiny.gguf", b"not really a model\n")
+    expected = sha256("not really a model\n" if matches else "the real thing\n")
+    result = run("download-model.sh", sandbox=sandbox, GB10_MODEL_FILE="tiny.gguf", GB10_MODEL_SHA256=expected)
+    assert result.returncode == status, result.stderr
+    [check] = sandbox.calls()  # sha256sum only: no uvx
+    assert check.argv == ["sha256sum", "-c", "-"]
+    assert check.stdin == checksum_line(expected, path)
+    assert path.exists()  # a file that does not match is left where it is, for the reader to look at
+
+
+def test_download_says_an_existing_file_does_not_match(sandbox):
+    with_model_file(sandbox, "tiny.gguf", b"tampered\n")
+    result = run("download-model.sh", sandbox=sandbox,
+                 GB10_MODEL_FILE="tiny.gguf", GB10_MODEL_SHA256=sha256("the real thing\n"))
+    assert result.returncode == 1
+    assert "does not match GB10_MODEL_SHA256" in result.stderr.splitlines()[-1]
+
+
+# --- start-server.sh ---------------------------------------------------------
+
+def docker_run(models, pin, *, port="8080", name="bonsai-server", image="prism-llama-server:gb10"):
+    """The docker run command start-server.sh runs: llama-server as the series needs it."""
+    return ["docker", "run", "--detach", "--name", name, "--gpus", "all",
+            "--publish", f"127.0.0.1:{port}:8080",  # loopback only
+            "--volume", f"{models}:/models:ro", image,
+            "--model", f"/models/{pin['file']}", "--alias", pin["alias"],
+            "--host", "0.0.0.0", "--port", "8080",
+            "-c", "16384", "-np", "1", "-ngl", "99", "--jinja", "--reasoning", "off"]
+
+
+def health_check(port="8080"):
+    return ["curl", "--silent", "--output", "/dev/null", "--write-out", "%{http_code}", "--max-time", "5",
+            f"http://127.0.0.1:{port}/health"]
+
+
+@pytest.mark.parametrize("model, pin", [(None, PIN_27B), ("8b", PIN_8B)])
+def test_start_runs_llama_server_on_loopback_and_waits_for_health(sandbox, model, pin):
+    path = with_model_file(sandbox, pin["file"])
+    settings = {"GB10_MODEL": model} if model else {}
+    result = run("start-server.sh", sandbox=sandbox, **settings)
     assert result.returncode == 0, result.stderr
-    assert "+ docker run " in out
-    assert "--publish 127.0.0.1:8080:8080" in out
-    assert "0.0.0.0:8080" not in out
-    assert "--publish 8080" not in out
+    assert sandbox.argvs() == [
+        ["docker", "container", "inspect", "bonsai-server"],  # no container of that name yet
+        docker_run(path.parent, pin),
+        health_check(),  # answered 200 at once
+    ]
 
 
-def test_start_dry_run_runs_llama_server_as_the_series_needs(sandbox):
-    result = run("start-server.sh", "--dry-run", env=sandbox["env"])
-    out = result.stdout
+def test_start_keeps_loopback_when_the_port_changes(sandbox):
+    path = with_model_file(sandbox, PIN_27B["file"])
+    result = run("start-server.sh", sandbox=sandbox, GB10_PORT="18080")
     assert result.returncode == 0, result.stderr
-    docker_run = next(line for line in out.splitlines() if line.startswith("+ docker run "))
-    assert "--gpus all" in docker_run
-    assert f"{sandbox['tmp'] / 'models'}:/models:ro" in docker_run
-    assert f"--model /models/{PIN_27B['file']} --alias {PIN_27B['alias']}" in docker_run
-    assert "--host 0.0.0.0 --port 8080" in docker_run
-    assert "-c 16384" in docker_run
-    assert "-ngl 99" in docker_run
-    assert "-np 1" in docker_run
-    assert "--jinja" in docker_run
-    assert docker_run.rstrip().endswith("--reasoning off")
-    assert "http://127.0.0.1:8080/health" in out
-    assert "at most 300s" in out
-    assert PIN_27B["file"] in out
-
-
-def test_start_8b_option_serves_the_8b_file_under_its_alias(sandbox):
-    env = with_env(sandbox, GB10_MODEL="8b")
-    result = run("start-server.sh", "--dry-run", env=env)
-    assert result.returncode == 0, result.stderr
-    assert f"--model /models/{PIN_8B['file']} --alias {PIN_8B['alias']}" in result.stdout
-
-
-def test_start_dry_run_keeps_loopback_when_the_port_changes(sandbox):
-    env = with_env(sandbox, GB10_PORT="18080")
-    result = run("start-server.sh", "--dry-run", env=env)
-    assert result.returncode == 0, result.stderr
-    assert "--publish 127.0.0.1:18080:8080" in result.stdout
-    assert "http://127.0.0.1:18080/health" in result.stdout
+    assert sandbox.argvs()[1:] == [docker_run(path.parent, PIN_27B, port="18080"), health_check("18080")]
 
 
 def test_start_ignores_generic_names_from_the_environment(sandbox):
-    env = with_env(sandbox, CONTAINER_NAME="someone-elses", PORT="1", IMAGE="wrong:tag")
-    result = run("start-server.sh", "--dry-run", env=env)
+    path = with_model_file(sandbox, PIN_27B["file"])
+    result = run("start-server.sh", sandbox=sandbox, CONTAINER_NAME="someone-elses", PORT="1", IMAGE="wrong:tag")
     assert result.returncode == 0, result.stderr
-    assert "--name bonsai-server" in result.stdout
-    assert "127.0.0.1:8080:8080" in result.stdout
-    assert " prism-llama-server:gb10 " in result.stdout
+    assert sandbox.argvs()[1:] == [docker_run(path.parent, PIN_27B), health_check()]
+
+
+def test_start_waits_for_health_at_most_the_timeout_then_shows_the_logs(sandbox):
+    # /health answers 503 and the container keeps running: the wait ends at GB10_HEALTH_TIMEOUT.
+    sandbox.fake("curl", "printf 503")
+    sandbox.fake("docker", FAKE_DOCKER_RUNNING)
+    sandbox.spy("sleep")
+    with_model_file(sandbox, PIN_27B["file"])
+    result = run("start-server.sh", sandbox=sandbox, GB10_HEALTH_TIMEOUT="1")
+    assert result.returncode == 1
+    argvs = sandbox.argvs()
+    assert argvs.count(health_check()) >= 2  # asked again after each pause...
+    assert ["sleep", "2"] in argvs  # ...of two seconds
+    assert argvs[-1] == ["docker", "logs", "--tail", "50", "bonsai-server"]  # then the logs, and stop
+
+
+def test_start_waits_300_s_for_health_by_default(sandbox):
+    # The default bound shows only in what the dry run says it would do: a real wait takes 300 s.
+    result = run("start-server.sh", "--dry-run", sandbox=sandbox)
+    assert "for at most 300s)" in result.stdout
 
 
 def test_start_refuses_a_port_that_is_not_a_number(sandbox):
-    env = with_env(sandbox, GB10_PORT="80a")
-    result = run("start-server.sh", "--dry-run", env=env)
+    result = run("start-server.sh", "--dry-run", sandbox=sandbox, GB10_PORT="80a")
     assert result.returncode == 1
     assert "GB10_PORT" in result.stderr
 
 
 def test_start_without_dry_run_stops_before_docker_when_the_model_is_missing(sandbox):
-    result = run("start-server.sh", env=sandbox["env"])
+    result = run("start-server.sh", sandbox=sandbox)
     assert result.returncode == 1
     assert "download-model.sh" in result.stderr
-    assert not sandbox["marker"].exists()
+    assert sandbox.calls() == []
