@@ -2,7 +2,6 @@
 
     python3 01-why-typed-decisions/baseline.py                     # BANKING77, both
     python3 01-why-typed-decisions/baseline.py --method neighbours --all-train
-    python3 01-why-typed-decisions/baseline.py --dataset clinc150  # from post 07 on
 
 Before asking a language model for a typed decision, see what the cheapest
 classifier gets: every training message is a TF-IDF vector of its words and
@@ -15,19 +14,15 @@ ranked first (accuracy, top-1) or among the first 3, 5 or 10, with a score
 above 0. The retriever is fitted on the training messages minus the
 calibration split (the dataset's fit_messages), so the calib figures are not
 leaked; --all-train adds the test figures when fitted on every training
-message. A dataset with an out-of-scope intent gets rows for the in-scope and
-the out-of-scope messages too (top-1 of the latter: the share ranked out of
-scope first).
+message.
 
 Then (unless --method neighbours) the logistic regression of linear.py in
 three regimes of labelled messages: the label file's 5 examples per intent
-(those BANKING77's prompt shows; CLINC150's shows 3 of them); those and the
-calibration split (15 per intent for BANKING77, the series' bargain; 10 for
-CLINC150, whose calib split holds 5 per intent; calib is then training
-data, so its figure is cross-fitted); every training message but
-the calibration split. The fits are cached: the first run takes minutes
-(measured on 2 cores shared with other work: 13 for BANKING77, 39 for
-CLINC150), later runs seconds.
+(those the prompt shows); those and the calibration split (15 per intent,
+the series' bargain; calib is then training data, so its figure is
+cross-fitted); every training message but the calibration split. The fits
+are cached: the first run takes minutes (13 for BANKING77, measured on 2
+cores shared with other work), later runs seconds.
 """
 from __future__ import annotations
 
@@ -71,36 +66,37 @@ def evaluate(retriever: Retriever, split: str, messages: list[Message]) -> list[
     return positions
 
 
-def report(dataset: Dataset, all_train: bool) -> float:
-    """Print one dataset's table (and the all-train comparison); return its test top-1 recall (in scope only
-    when the dataset has out-of-scope intents)."""
+def ranked_splits(dataset: Dataset) -> dict[str, tuple[list[Message], list[int | None]]]:
+    """Split name -> (its messages, gold_positions) for calib and test, from one retriever fitted on
+    dataset.fit_messages(), after printing its name, the fit and the ranking times."""
     print(dataset.name.upper())
     fitted = fit(dataset.fit_messages(), "training messages, none of the calibration split")
     splits = {name: dataset.load_split(name) for name in ("calib", "test")}
-    parts = {}
-    for name, messages in splits.items():
-        found = evaluate(fitted, name, messages)
-        parts[name] = {"all": found}
-        if dataset.out_of_scope_intents:
-            outside = [m.intent in dataset.out_of_scope_intents for m in messages]
-            parts[name]["in scope"] = [p for p, out in zip(found, outside) if not out]
-            parts[name]["out of scope"] = [p for p, out in zip(found, outside) if out]
+    return {name: (messages, evaluate(fitted, name, messages)) for name, messages in splits.items()}
+
+
+def row(split: str, which: str, positions: list[int | None]) -> str:
+    """One line of the table: the split, how many messages, which of them, their top-1/3/5/10 recalls."""
+    return f"{split:<5} {len(positions):>8,}  {which:<12}{recalls(positions)}"
+
+
+def report(dataset: Dataset, all_train: bool) -> float:
+    """Print one dataset's table (and the all-train comparison); return its test top-1 recall."""
+    ranked = ranked_splits(dataset)
     print(HEADER)
-    for name, by_scope in parts.items():
-        for which, found in by_scope.items():
-            print(f"{name:<5} {len(found):>8,}  {which:<12}{recalls(found)}")
-    if dataset.out_of_scope_intents:
-        print("(out of scope: top-1 is the share ranked out of scope first)")
+    for name, (_, found) in ranked.items():
+        print(row(name, "all", found))
+    test_messages, test_found = ranked["test"]
     if all_train:
         print("\ntest split, fitted on all of train.csv (the calibration rows are then in the fit, so no calib row)")
         everything = fit(dataset.loader().fit_messages(all_train=True), "all of train.csv")
-        leaked = evaluate(everything, "test", splits["test"])
+        leaked = evaluate(everything, "test", test_messages)
         print(f"{'fit':<27}" + "".join(f" {f'top-{c}':>6}" for c in CUTOFFS))
-        print(f"{'train minus calib':<27}{recalls(parts['test']['all'])}")
+        print(f"{'train minus calib':<27}{recalls(test_found)}")
         print(f"{'all train':<27}{recalls(leaked)}")
         print(f"{'difference (points)':<27}" + "".join(
-            f" {100 * (recall_at(parts['test']['all'], c) - recall_at(leaked, c)):>+6.1f}" for c in CUTOFFS))
-    return recall_at(parts["test"]["in scope" if dataset.out_of_scope_intents else "all"], 1)
+            f" {100 * (recall_at(test_found, c) - recall_at(leaked, c)):>+6.1f}" for c in CUTOFFS))
+    return recall_at(test_found, 1)
 
 
 REGIME_NAMES = {"examples": "5 per intent: the label file's examples",
@@ -115,32 +111,50 @@ def accuracy(probabilities: list[dict[str, float]], messages: list[Message]) -> 
     return sum(max(p, key=p.get) == m.intent for p, m in zip(probabilities, messages)) / len(messages)
 
 
+LINEAR_TITLE = "\nlogistic regression on word and character n-gram TF-IDF (linear.py), accuracy:"
+LINEAR_HEADER = f"{'labelled messages used':<48} {'messages':>8} {'calib':>7} {'test':>7}"
+
+
+def regime_fit(dataset: Dataset, regime: str, splits: dict[str, list[Message]]):
+    """Fit (or read from the cache) one regime's logistic regression: (its probabilities per split, the line of
+    the table with its calib and test accuracy, its test accuracy). The time it took goes to stderr."""
+    from linear import regime_messages, regime_probabilities
+    start = time.perf_counter()
+    print(f"  fitting and scoring: {REGIME_NAMES[regime]} ...", file=sys.stderr, flush=True)
+    scored = regime_probabilities(dataset, regime)
+    print(f"  ... {time.perf_counter() - start:.0f} s", file=sys.stderr, flush=True)
+    calib, test = (accuracy(scored[name], splits[name]) for name in ("calib", "test"))
+    line = (f"{REGIME_NAMES[regime]:<48} {len(regime_messages(dataset, regime)):>8,} {100 * calib:6.1f}%"
+            f"{'*' if regime == 'examples+calib' else ' '}{100 * test:6.1f}%")
+    return scored, line, test
+
+
+def cross_fit_note() -> str:
+    """The table's last line: why the middle regime's calib figure is starred."""
+    from linear import FOLDS
+    return f"(* the calib split is training data there, so its figure is cross-fitted over {FOLDS} folds)"
+
+
 def linear_report(dataset: Dataset) -> float:
     """Print the logistic regression's accuracy on calib and test in the three regimes of linear.REGIMES, with how
-    many labelled messages each used; return its test accuracy with every training message (on the in-scope
-    messages when the dataset has out-of-scope intents)."""
-    from linear import FOLDS, REGIMES, regime_messages, regime_probabilities
+    many labelled messages each used; return its test accuracy with every training message."""
+    from linear import REGIMES
     splits = {name: dataset.load_split(name) for name in ("calib", "test")}
-    scope = dataset.out_of_scope_intents
-    inside = [i for i, m in enumerate(splits["test"]) if m.intent not in scope]
-    print("\nlogistic regression on word and character n-gram TF-IDF (linear.py), accuracy:")
-    print(f"{'labelled messages used':<48} {'messages':>8} {'calib':>7} {'test':>7}" + ("  test, in scope" if scope else ""))
+    print(LINEAR_TITLE)
+    print(LINEAR_HEADER)
     result = 0.0
     for regime in REGIMES:
-        start = time.perf_counter()
-        print(f"  fitting and scoring: {REGIME_NAMES[regime]} ...", file=sys.stderr, flush=True)
-        scored = regime_probabilities(dataset, regime)
-        print(f"  ... {time.perf_counter() - start:.0f} s", file=sys.stderr, flush=True)
-        calib, test = (accuracy(scored[name], splits[name]) for name in ("calib", "test"))
-        line = (f"{REGIME_NAMES[regime]:<48} {len(regime_messages(dataset, regime)):>8,} {100 * calib:6.1f}%"
-                f"{'*' if regime == 'examples+calib' else ' '}{100 * test:6.1f}%")
-        result = test
-        if scope:
-            result = accuracy([scored["test"][i] for i in inside], [splits["test"][i] for i in inside])
-            line += f"  {100 * result:14.1f}%"
+        _, line, result = regime_fit(dataset, regime, splits)
         print(line)
-    print(f"(* the calib split is training data there, so its figure is cross-fitted over {FOLDS} folds)")
+    print(cross_fit_note())
     return result
+
+
+def beat_line(split: str, beat: dict[str, float]) -> str:
+    """The closing line: the accuracy per method on `split` ("BANKING77 test") that a model has to beat."""
+    return (f"\naccuracy a model has to beat on the {split} split: "
+            + ", ".join(f"{100 * value:.1f}% ({method})" for method, value in beat.items())
+            + ", fitted on every training message but the calib split")
 
 
 METHODS = ("both", "neighbours", "linear")
@@ -168,10 +182,7 @@ def main() -> int:
         beat["nearest neighbours"] = report(dataset, args.all_train)
     if args.method != "neighbours":
         beat["logistic regression"] = linear_report(dataset)
-    scope = " in-scope" if dataset.out_of_scope_intents else ""
-    print(f"\naccuracy a model has to beat on the {dataset.name.upper()}{scope} test split: "
-          + ", ".join(f"{100 * value:.1f}% ({method})" for method, value in beat.items())
-          + ", fitted on every training message but the calib split")
+    print(beat_line(f"{dataset.name.upper()} test", beat))
     return 0
 
 

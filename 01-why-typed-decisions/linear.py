@@ -246,8 +246,7 @@ REGIMES = ("examples", "examples+calib", "full")
 
 def example_messages(labels, per_intent: int | None = None) -> list:
     """The label file's examples as labelled messages (id "example-<intent>-<k>"): 5 per intent in the shipped
-    files, the ones BANKING77's prompt shows (CLINC150's prompt shows the first 3); per_intent: only the first
-    that many of each intent (None: all)."""
+    files, the ones BANKING77's prompt shows; per_intent: only the first that many of each intent (None: all)."""
     from labels import Message
     return [Message(f"example-{intent.name}-{k}", text, intent.name)
             for intent in labels.intents for k, text in enumerate(intent.examples[:per_intent])]

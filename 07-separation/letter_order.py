@@ -32,7 +32,9 @@ recent prompts in RAM, so a rerun on the same server is cheaper), then
 about 1.5 s per message. One results file per order,
 07-separation/results/letter-order-banking77-calib-order<k>.jsonl, in
 run.py's format; Ctrl-C keeps the finished lines and the same command
-resumes. This is the one script of posts 04-08 that needs the server.
+resumes. It is the one script of posts 04-07 that needs the server (the
+others read saved answers); in post 08, route.py, adversarial.py and
+shortlist.py need it too.
 """
 from __future__ import annotations
 

@@ -201,8 +201,8 @@ def test_default_png_names_carry_the_dataset_except_for_banking77(tmp_path):
             == folder / "coverage-clinc150-calib.png")
     assert (png_path(Namespace(png=tmp_path / "mine.png", dataset="clinc150", split="test", variant=""), "x", script)
             == tmp_path / "mine.png")
-    # a variant's figure gets its own name: the plain, shortlist and combined figures do not overwrite each other
-    assert (png_path(Namespace(png=None, dataset="clinc150", split="test", variant="combined5"), "isotonic", script)
-            == folder / "isotonic-clinc150-combined5-test.png")
+    # a variant's figure gets its own name, so the figures of several variants do not overwrite each other
+    assert (png_path(Namespace(png=None, dataset="clinc150", split="test", variant="other"), "isotonic", script)
+            == folder / "isotonic-clinc150-other-test.png")
     assert (png_path(Namespace(png=None, dataset="banking77", split="test", variant=""), "coverage", script)
             == folder / "coverage-test.png")
