@@ -35,11 +35,12 @@ import json
 import math
 import os
 import select
-import sys
 import threading
 import time
 import urllib.parse
 from dataclasses import dataclass
+
+from script_exit import exit_on_bad_input
 
 DEFAULT_URL = "http://127.0.0.1:8080"
 TIMEOUT_ENV = "LLAMA_TIMEOUT"
@@ -360,13 +361,7 @@ def exit_on_server_errors(main, also: tuple[type[Exception], ...] = ()) -> int:
     ValueError (bad input), OSError (a missing file, a dataset that cannot be
     downloaded) and the exception types in `also` -> exit 2.
     KeyboardInterrupt -> exit 130, after what was finished has been kept.
+    The rule is datasets/script_exit.py's, which scripts that need no server use.
     """
-    try:
-        return main() or 0
-    except (ServerUnreachable, ServerLoading, ServerTimeout, ConnectionLost, ServerError, ServerUnfit, ValueError,
-            OSError, *also) as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("\ninterrupted", file=sys.stderr)
-        return 130
+    return exit_on_bad_input(main, also=(ServerUnreachable, ServerLoading, ServerTimeout, ConnectionLost, ServerError,
+                                         ServerUnfit, *also))

@@ -39,7 +39,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # puts the post folders on sys.path
 from labels import Message
-from llama_http import exit_on_server_errors
+from script_exit import exit_on_bad_input
 from neighbours import K, Retriever, gold_positions, recall_at
 from registry import DATASETS, Dataset
 
@@ -176,4 +176,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(exit_on_server_errors(main))
+    sys.exit(exit_on_bad_input(main))

@@ -15,14 +15,14 @@ as a ResultsLine (results_record.py); the lines with status "error" (failed requ
 answers) are kept apart: every script reports them as their own count and
 leaves them out of accuracy, ECE, fits and thresholds. The options that name
 the files (--dataset, --split, --results, --variant, --calib) are defined
-here once, and exit_on_bad_input gives every reader its one-line errors.
+here once; every reader ends through datasets/script_exit.py's
+exit_on_bad_input, so a reader's mistake is one line.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import re
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -50,20 +50,6 @@ def reference_path(name: str) -> Path:
         if (folder / name).exists():
             return folder / name
     return REFERENCE / name
-
-
-def exit_on_bad_input(main, also: tuple[type[Exception], ...] = ()) -> int:
-    """Run main() and turn a reader's mistakes into one line and an exit code, with no server involved:
-    ValueError (a bad line or argument), OSError (a missing file) and the types in `also` -> "error: ..." on
-    stderr and exit 2; KeyboardInterrupt -> exit 130."""
-    try:
-        return main() or 0
-    except (ValueError, OSError, *also) as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("\ninterrupted", file=sys.stderr)
-        return 130
 
 
 def add_results_arguments(parser: argparse.ArgumentParser, fits_on_calib: bool = False,
