@@ -9,11 +9,11 @@ import random
 
 import numpy as np
 import pytest
-from confidence import NoConfidence, answer_of, letter_of, read_answer, renormalize, typed_answer
+from confidence import NoConfidence, letter_of, renormalize, typed_answer
 from decision import CodeReply
-from llama_http import ServerUnfit
+from logprob_format import ServerUnfit
 from scipy.special import softmax
-from typed_lines import answer_fields
+from typed_lines import answer_fields, answer_of, read_answer
 
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
