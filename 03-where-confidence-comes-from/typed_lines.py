@@ -23,7 +23,7 @@ from decision import CodeReply, ask_code
 from labels import Message
 from llama_http import Client
 from prompt import Prompt, load_prompt
-from registry import DATASETS
+from registry import add_dataset_argument
 from results_record import FIELDS
 from typed_request import TOP_LOGPROBS, probe, request_settings
 
@@ -97,7 +97,7 @@ def typed_line(client: Client, prompt: Prompt, message: Message, model: str, set
 def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     """run.py's options: --dataset, the split options of 02's batch.py (--split, --limit, --spread),
     --top-logprobs and --out."""
-    parser.add_argument("--dataset", choices=sorted(DATASETS), default="banking77", help="which dataset (default: banking77)")
+    add_dataset_argument(parser)
     add_split_arguments(parser)
     parser.add_argument("--top-logprobs", type=int, default=TOP_LOGPROBS,
                         help=f"candidates per token (default: {TOP_LOGPROBS})")
