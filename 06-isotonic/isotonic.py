@@ -21,10 +21,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # puts the post folders on sys.path
+from calib_split import add_fit_arguments, load_fit_and_report
 from ece import N_BINS, check_inputs, ece, outcomes, print_bins, reliability_bins
 from plot import add_plot_arguments, has_display, png_path, pyplot, reliability_figure, save_figure
 from results_record import ResultsLine
-from saved_answers import add_results_arguments, load_fit_and_report
 from temperature import fit_temperatures, scaled_confidences
 
 
@@ -129,7 +129,7 @@ def confidence_variants(calib: list[ResultsLine], records: list[ResultsLine],
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_results_arguments(parser, fits_on_calib=True)
+    add_fit_arguments(parser)
     add_plot_arguments(parser, "isotonic")
     args = parser.parse_args()
 

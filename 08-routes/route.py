@@ -44,7 +44,7 @@ from registry import DATASETS
 from routes import (Calibrator, Thresholds, add_threshold_arguments, route_of, support_warning, thresholds_from,
                     top_two)
 from results_record import ResultsLine
-from saved_answers import add_calib_arguments
+from calib_split import add_calib_arguments
 from prompt import Prompt, load_prompt
 from shortlist import shortlist_of, shortlisted
 from typed_lines import answer_fields, read_answer
