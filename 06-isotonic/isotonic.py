@@ -25,7 +25,6 @@ from calib_split import add_fit_arguments, load_fit_and_report
 from ece import N_BINS, check_inputs, ece, outcomes, print_bins, reliability_bins
 from plot import add_plot_arguments, has_display, png_path, pyplot, reliability_figure, save_figure
 from results_record import ResultsLine
-from temperature import fit_temperatures, scaled_confidences
 
 
 @dataclass(frozen=True)
@@ -119,8 +118,13 @@ def confidence_variants(calib: list[ResultsLine], records: list[ResultsLine],
 
     Returns {"raw", "temperature", "isotonic"} -> one confidence in [0, 1]
     per record. isotonic: the fit of fit_isotonic on calib's raw confidences,
-    when the caller already has it.
+    when the caller already has it. Post 05's temperature scaling is imported
+    here, where the comparison needs it: the fit itself does not use it, so a
+    module that imports isotonic.py only for the fit (08's routes.py) does not
+    load it.
     """
+    from temperature import fit_temperatures, scaled_confidences
+
     raw, _ = outcomes(records)
     isotonic = isotonic or fit_isotonic(*outcomes(calib))
     return {"raw": raw, "temperature": scaled_confidences(records, fit_temperatures(calib)),
