@@ -23,7 +23,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # puts the post folders on sys.path
 from calib_split import add_fit_arguments, load_fit_and_report
 from ece import N_BINS, check_inputs, ece, outcomes, print_bins, reliability_bins
-from plot import add_plot_arguments, has_display, png_path, pyplot, reliability_figure, save_figure
 from results_record import ResultsLine
 
 
@@ -132,6 +131,9 @@ def confidence_variants(calib: list[ResultsLine], records: list[ResultsLine],
 
 
 def main() -> int:
+    # post 04's figures, for this script's own diagram: a module that imports the fit does not load them
+    from plot import add_plot_arguments, has_display, png_path, pyplot, reliability_figure, save_figure
+
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_fit_arguments(parser)
     add_plot_arguments(parser, "isotonic")
