@@ -23,6 +23,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 SETUP = "00-setup"
+MAIN_BLOCK = 'if __name__ == "__main__":'  # a line of its own in every script
 
 # Run in the child: the script as __main__ with --help (argparse exits), stdout muted, then the module files.
 _PROBE = """
@@ -76,10 +77,10 @@ def imports_client(path: Path, anywhere: bool) -> bool:
 
 
 def scripts() -> list[Path]:
-    """Every script of the post folders (any depth) and of datasets/: a .py file with a __main__ block."""
+    """Every script of the post folders (any depth) and of datasets/: a .py file with a line MAIN_BLOCK."""
     folders = sorted(p for p in ROOT.iterdir() if p.is_dir() and (p.name[:2].isdigit() or p.name == "datasets"))
     return sorted(path for folder in folders for path in folder.rglob("*.py")
-                  if "__main__" in path.read_text() and "/reference/" not in str(path))
+                  if MAIN_BLOCK in path.read_text().splitlines() and "/reference/" not in str(path))
 
 
 def talks_to_server(script: Path, modules: list[str]) -> bool:
