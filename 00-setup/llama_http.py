@@ -14,7 +14,8 @@ same everywhere:
   have been working on the request; it was not sent again.
 - ConnectionLost: the connection broke after the request was sent. It is not
   sent again either: the server may have started on it.
-- ServerUnfit: the server answers, but cannot give typed decisions with a
+- ServerUnfit (defined in datasets/logprob_format.py, which reads a reply
+  with no server): the server answers, but cannot give typed decisions with a
   confidence (found by the probe of typed_request.py, or in a reply).
 
 A request is sent again only when it provably never reached the server: a
@@ -35,11 +36,13 @@ import json
 import math
 import os
 import select
-import sys
 import threading
 import time
 import urllib.parse
 from dataclasses import dataclass
+
+from logprob_format import ServerUnfit
+from script_exit import exit_on_bad_input
 
 DEFAULT_URL = "http://127.0.0.1:8080"
 TIMEOUT_ENV = "LLAMA_TIMEOUT"
@@ -108,14 +111,6 @@ class ServerTimeout(Exception):
 
 class ConnectionLost(Exception):
     """The connection broke after the request was sent; it was not sent again."""
-
-
-class ServerUnfit(Exception):
-    """The server answers, but not in a way typed decisions with a confidence can be read from.
-
-    The message names the cause (no logprobs, a shortened candidate list,
-    speculative decoding, a chat template that refuses the system message...).
-    """
 
 
 class ServerError(Exception):
@@ -360,13 +355,7 @@ def exit_on_server_errors(main, also: tuple[type[Exception], ...] = ()) -> int:
     ValueError (bad input), OSError (a missing file, a dataset that cannot be
     downloaded) and the exception types in `also` -> exit 2.
     KeyboardInterrupt -> exit 130, after what was finished has been kept.
+    The rule is datasets/script_exit.py's, which scripts that need no server use.
     """
-    try:
-        return main() or 0
-    except (ServerUnreachable, ServerLoading, ServerTimeout, ConnectionLost, ServerError, ServerUnfit, ValueError,
-            OSError, *also) as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("\ninterrupted", file=sys.stderr)
-        return 130
+    return exit_on_bad_input(main, also=(ServerUnreachable, ServerLoading, ServerTimeout, ConnectionLost, ServerError,
+                                         ServerUnfit, *also))

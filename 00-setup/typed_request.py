@@ -29,14 +29,17 @@ error lines or with confidences that mean nothing. What it checks:
 
 The API is llama.cpp's tools/server/README.md; the logprobs format is
 OpenAI's (choices[0].logprobs.content[i].top_logprobs[j]: token, logprob,
-bytes), plus llama-server's token "id".
+bytes), plus llama-server's token "id". The rules a reply's logprobs must
+pass (logprob_steps, logprob_value, LOGPROB_FLOOR) live in
+datasets/logprob_format.py, so post 03 reads a confidence by them with no
+server; the probe checks a server against the same ones.
 """
 from __future__ import annotations
 
-import math
 from typing import Protocol
 
-from llama_http import Client, Reply, ServerError, ServerUnfit
+from llama_http import Client, Reply, ServerError
+from logprob_format import ServerUnfit, logprob_steps, logprob_value
 
 
 class PromptText(Protocol):
@@ -50,9 +53,6 @@ class PromptText(Protocol):
 # Candidates asked for at each step: enough to hold every valid letter nearly
 # always (post 03 measures it and shows what a small number does).
 TOP_LOGPROBS = 30
-# A logprob at or below this is a probability of 0: llama-server writes the
-# lowest float (-3.4e38) for it, since JSON has no -inf.
-LOGPROB_FLOOR = -1e30
 PROBE_MESSAGE = "hello"
 
 
@@ -73,48 +73,7 @@ def request_settings(prompt: PromptText, grammar: bool = True, top_logprobs: int
     return settings
 
 
-# ---------------------------------------------------------------- reading the logprobs of a reply
-
-def logprob_steps(response: dict) -> list[dict]:
-    """choices[0].logprobs.content of a chat completion: one dict per generated token.
-
-    Raises ServerUnfit when the reply has no choices, or carries no logprobs
-    ("logprobs": null: the server does not return them on
-    /v1/chat/completions), or its content is not a list.
-    """
-    choices = response.get("choices") if isinstance(response, dict) else None
-    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-        raise ServerUnfit("the server's reply has no choices: not an OpenAI-style chat completion")
-    logprobs = choices[0].get("logprobs")
-    if logprobs is None:
-        raise ServerUnfit('the server sent "logprobs": null although logprobs were asked for: it does not return '
-                          "token logprobs on /v1/chat/completions, which a confidence is read from (llama-server does)")
-    content = logprobs.get("content") if isinstance(logprobs, dict) else None
-    if not isinstance(content, list):
-        raise ServerUnfit("the server's logprobs have no list under \"content\": one entry per generated token was "
-                          "expected (OpenAI's format, as llama-server sends it)")
-    return content
-
-
-def logprob_value(value, where: str) -> float | None:
-    """A logprob as a float, or None when the server gave no probability (JSON null, or -inf).
-
-    A logprob is log p in nats, so it is at most 0. Raises ServerUnfit naming
-    `where` (e.g. "candidate 'C' at step 1") for a logprob above 0 (a
-    probability above 1, which some backends send to mean "not available"),
-    NaN or +inf, or a value that is not a number at all.
-    """
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ServerUnfit(f"the server sent logprob {value!r} for {where}: not a number")
-    if value == -math.inf:
-        return None
-    if not value <= 0.0:  # also NaN and +inf
-        raise ServerUnfit(f"the server sent logprob {value!r} for {where}: a probability above 1 (or not a number), "
-                          "which no confidence can be read from")
-    return float(value)
-
+# ---------------------------------------------------------------- telling tokens apart
 
 def token_identity(entry: dict) -> tuple[str, int | list[int]]:
     """What tells a logprobs entry's token apart: ("id", its token id) when the entry has one (llama-server),

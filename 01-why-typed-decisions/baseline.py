@@ -34,9 +34,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # puts the post folders on sys.path
 from labels import Message
-from llama_http import exit_on_server_errors
+from script_exit import exit_on_bad_input
 from neighbours import K, Retriever, gold_positions, recall_at
-from registry import DATASETS, Dataset
+from registry import DATASETS, Dataset, add_dataset_argument
 
 CUTOFFS = (1, 3, 5, 10)
 HEADER = f"{'split':<5} {'messages':>8}  {'which':<12}" + "".join(f" {f'top-{c}':>6}" for c in CUTOFFS)
@@ -162,7 +162,7 @@ METHODS = ("both", "neighbours", "linear")
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--dataset", choices=sorted(DATASETS), default="banking77", help="which dataset (default: banking77)")
+    add_dataset_argument(parser)
     parser.add_argument("--method", choices=METHODS, default="both",
                         help="nearest neighbours (seconds), logistic regression (minutes the first time) or both "
                              "(default)")
@@ -187,4 +187,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(exit_on_server_errors(main))
+    sys.exit(exit_on_bad_input(main))

@@ -84,5 +84,5 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    from llama_http import exit_on_server_errors
-    sys.exit(exit_on_server_errors(main))
+    from script_exit import exit_on_bad_input
+    sys.exit(exit_on_bad_input(main))

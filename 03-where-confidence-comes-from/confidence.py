@@ -25,23 +25,22 @@ too (then the confidence is 0: nothing to renormalize). Finally
     confidence = P(group) x P(intent | group).
 
 What the server sends is checked as it is read, with the format rules of
-00-setup/typed_request.py: a logprob that is null, -inf or at or below -1e30
+datasets/logprob_format.py (the probe of 00-setup/typed_request.py checks a
+server by the same rules; this module needs no server): a logprob that is null, -inf or at or below -1e30
 (llama-server's probability 0) counts as 0 and is counted in Step.flagged; a
 logprob above 0 or NaN raises ServerUnfit; a step with fewer candidates than
 were asked, or one lone candidate at logprob exactly 0 (what speculative
-decoding sends for a drafted token), raises NoConfidence, and read_answer
-makes that answer an error line instead of a made-up number.
+decoding sends for a drafted token), raises NoConfidence, and
+typed_lines.read_answer makes that answer an error line instead of a
+made-up number.
 """
 from __future__ import annotations
 
-import dataclasses
 import math
 from dataclasses import dataclass
 
-from decision import CodeReply
-from llama_http import ServerUnfit
+from logprob_format import LOGPROB_FLOOR, ServerUnfit, logprob_steps, logprob_value
 from prompt import Prompt
-from typed_request import LOGPROB_FLOOR, logprob_steps, logprob_value
 
 
 class NoConfidence(ValueError):
@@ -220,28 +219,3 @@ def typed_answer(response: dict, prompt: Prompt, asked: int) -> TypedAnswer:
         missing_letters=group_step.missing + intent_step.missing,
         flagged_logprobs=group_step.flagged + intent_step.flagged,
     )
-
-
-def answer_of(reply: CodeReply, prompt: Prompt) -> TypedAnswer | None:
-    """typed_answer() of a CodeReply with status "ok" (asked with reply.top_logprobs candidates), else None.
-
-    Raises ValueError when the reply was asked without top_logprobs, and as typed_answer does.
-    """
-    if reply.status != "ok":
-        return None
-    if reply.top_logprobs < 1:
-        raise ValueError("the reply was asked without top_logprobs: ask_code(..., top_logprobs=N) gives a confidence")
-    return typed_answer(reply.response, prompt, reply.top_logprobs)
-
-
-def read_answer(reply: CodeReply, prompt: Prompt) -> tuple[CodeReply, TypedAnswer | None]:
-    """answer_of(), with a reply whose logprobs give no confidence (NoConfidence) turned into status "error".
-
-    Returns (the reply, its TypedAnswer or None). The code of such a reply is
-    dropped and the reason goes into its error, so its results line is an
-    error that a rerun asks again, never an answer with a made-up confidence.
-    """
-    try:
-        return reply, answer_of(reply, prompt)
-    except NoConfidence as error:
-        return dataclasses.replace(reply, status="error", code=None, error=str(error)), None

@@ -47,7 +47,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # puts the post folders on sys.path
 from banking77 import load_labels, load_split
 from compare import percent
-from confidence import read_answer
+from typed_lines import read_answer
 from decision import ask_code
 from labels import Message
 from llama_http import Client, exit_on_server_errors

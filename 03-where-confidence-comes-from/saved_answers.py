@@ -1,4 +1,4 @@
-"""The answers post 03 saved, as every later post reads them: which file, checked line by line.
+"""The answers run.py saved, read back: which file, checked line by line.
 
     from saved_answers import read_split
     loaded = read_split("test")                 # your own complete run, else the reference run
@@ -13,20 +13,21 @@ once it holds an answer for every message of its split, else the reference
 run, and describe() says which and why. Each line is checked whole and read
 as a ResultsLine (results_record.py); the lines with status "error" (failed requests, not
 answers) are kept apart: every script reports them as their own count and
-leaves them out of accuracy, ECE, fits and thresholds. The options that name
-the files (--dataset, --split, --results, --variant, --calib) are defined
-here once, and exit_on_bad_input gives every reader its one-line errors.
+leaves them out of every figure. The options that name the file (--split,
+--results, --dataset) are defined here once (add_results_arguments); a later
+post that reads more than one split adds its own options in its own folder.
+Every reader ends through datasets/script_exit.py's exit_on_bad_input, so a
+reader's mistake is one line.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import re
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from registry import DATASETS, SPLITS
+from registry import DATASETS, SPLITS, add_dataset_argument
 from results_file import is_final, numbered_records, relative, results_folder
 from results_record import ResultsLine, answers_and_errors
 
@@ -52,27 +53,12 @@ def reference_path(name: str) -> Path:
     return REFERENCE / name
 
 
-def exit_on_bad_input(main, also: tuple[type[Exception], ...] = ()) -> int:
-    """Run main() and turn a reader's mistakes into one line and an exit code, with no server involved:
-    ValueError (a bad line or argument), OSError (a missing file) and the types in `also` -> "error: ..." on
-    stderr and exit 2; KeyboardInterrupt -> exit 130."""
-    try:
-        return main() or 0
-    except (ValueError, OSError, *also) as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("\ninterrupted", file=sys.stderr)
-        return 130
+def add_results_arguments(parser: argparse.ArgumentParser, dataset: str = "banking77") -> None:
+    """--split, --results and --dataset: the same options in every script that reads run.py's files.
 
-
-def add_results_arguments(parser: argparse.ArgumentParser, fits_on_calib: bool = False,
-                          dataset: str = "banking77") -> None:
-    """--dataset, --split and --results (and --calib for scripts that fit on the calibration split).
-
-    The same options in every script that reads run.py's files; defaults are
-    the committed reference files of `dataset` (BANKING77 unless a script is
-    about another).
+    Defaults are the committed reference files of `dataset` (BANKING77
+    unless a script is about another). --variant comes in too once a later
+    post has written other kinds of runs (known_variants).
     """
     parser.add_argument("--split", choices=SPLITS, default="test", help="which reference split (default: test)")
     parser.add_argument("--results", type=Path, help="a results file of run.py (default: your own complete run "
@@ -84,25 +70,7 @@ def add_results_arguments(parser: argparse.ArgumentParser, fits_on_calib: bool =
                                  f"<dataset>-<variant>-<split>.jsonl: {', '.join(variants)} (default: run.py's answers)")
     else:
         parser.set_defaults(variant="")
-    if fits_on_calib:
-        add_calib_arguments(parser, dataset)
-    else:
-        add_dataset_argument(parser, dataset)
-
-
-def add_dataset_argument(parser: argparse.ArgumentParser, dataset: str = "banking77") -> None:
-    """--dataset: one of registry.DATASETS (default: `dataset`)."""
-    parser.add_argument("--dataset", choices=sorted(DATASETS), default=dataset, help=f"which dataset (default: {dataset})")
-
-
-def add_calib_arguments(parser: argparse.ArgumentParser, dataset: str = "banking77") -> None:
-    """--dataset, --calib (the calibration split a script fits on) and --other-model."""
     add_dataset_argument(parser, dataset)
-    parser.add_argument("--calib", type=Path, help="results file to fit on (default: your own complete calib run, "
-                        "else the reference one)")
-    parser.add_argument("--other-model", action="store_true",
-                        help="fit on one model's calibration answers and report on another model's, on purpose "
-                             "(refused otherwise: a calibration does not carry over)")
 
 
 # A variant's name: lower-case letters, then digits if any ("abc5"): the middle of its file names.
@@ -209,7 +177,7 @@ class NotThisDataset(ValueError):
 
 @dataclass(frozen=True)
 class Loaded:
-    """One results file as the later posts read it.
+    """One results file as read_split reads it.
 
     path: the file read. records: its answers (status ok, invalid or
     too_long), one ResultsLine per message, each checked whole;
@@ -227,7 +195,7 @@ def read_split(split: str, results: Path | None = None, dataset: str = "banking7
                given_by: str = "") -> Loaded:
     """The results of one split: `results` if given, else default_results() of dataset, split and variant.
 
-    given_by: the option that named `results` ("--calib"), for the messages.
+    given_by: the option that named `results` ("--results"), for the messages.
     Raises FileNotFoundError naming the run.py command that writes a missing
     file (and, for a variant no file has, the variants there are), and ValueError naming file, line and field for a line that is not a
     results line (ResultsLine.from_json), for an id on two lines, for a file
@@ -295,41 +263,6 @@ def load_results(split: str, results: Path | None = None, dataset: str = "bankin
     """(path, answers) of read_split(): the error lines are left out, so use read_split where they are reported."""
     loaded = read_split(split, results, dataset)
     return loaded.path, loaded.records
-
-
-def load_fit_and_report(args: argparse.Namespace) -> tuple[Path, list[ResultsLine], Path, list[ResultsLine]]:
-    """The calibration records to fit on and the records to report on, named by add_results_arguments(fits_on_calib=True).
-
-    Returns (calib path, calib answers, path, answers) and prints one line
-    naming each file, its model and its error lines. Raises as read_split does.
-    """
-    calib = read_split("calib", args.calib, args.dataset, args.variant, "--calib")
-    report = read_split(args.split, args.results, args.dataset, args.variant, "--results")
-    check_fit_and_report(calib, report, getattr(args, "other_model", False), args.split)
-    print(f"fit on    {describe(calib.path, calib.records, len(calib.errors))}")
-    print(f"report on {describe(report.path, report.records, len(report.errors))}")
-    return calib.path, calib.records, report.path, report.records
-
-
-def check_fit_and_report(calib: Loaded, report: Loaded, other_model: bool = False, split: str = "test") -> None:
-    """Raise ValueError when the split fitted on and the split reported on do not go together: the report on
-    the test split sharing a message with the calibration file (a calibration judged on the answers it was
-    fitted on: in-sample, always refused; --split calib asks for the calibration split itself, in-sample on
-    purpose), or answers of two models or builds (refused unless other_model, then one warning line: a
-    model's calibration does not carry over to another)."""
-    shared = {line.id for line in calib.records + calib.errors} & {line.id for line in report.records + report.errors}
-    if shared and split != "calib":
-        raise ValueError(f"{calib.path} and {report.path} share {len(shared)} messages (e.g. {sorted(shared)[0]!r}): "
-                         "a calibration fitted on the answers it is judged on is in-sample; give the calibration "
-                         "split's file to --calib")
-    fitted = sorted({(line.model, line.build) for line in calib.records})
-    reported = sorted({(line.model, line.build) for line in report.records})
-    if fitted != reported:
-        which = f"{', '.join(f'{m} ({b})' for m, b in fitted)} against {', '.join(f'{m} ({b})' for m, b in reported)}"
-        if not other_model:
-            raise ValueError(f"the calibration and the report come from different runs: {which}; a fit does not carry "
-                             "over to another model or build (give --other-model to do it on purpose)")
-        print(f"warning: fitting on one model's answers and reporting on another's ({which}), as --other-model asks")
 
 
 def describe(path: Path, records: list[ResultsLine], errors: int = 0) -> str:

@@ -1,27 +1,56 @@
 """run.py's results line for one message: ask, read the confidence, make the line.
 
     line = typed_line(client, prompt, message, model, settings, top_logprobs=30)
+    reply, answer = read_answer(ask_code(client, prompt, text, top_logprobs=30), prompt)
 
 The fields are 02's (batch.base_record: id, text, gold, status, code,
 timings, model, settings...) and the answer's (answer_fields: confidence,
 p_group, p_intent_given_group, both distributions, off-label mass, missing
 letters, tokens). results_record.py reads such lines back and checks them.
+read_answer joins a server's reply (02's CodeReply) to confidence.py's
+typed_answer, which reads a decoded reply with no server.
 """
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
 from batch import add_split_arguments, base_record, check_resumable
-from confidence import TypedAnswer, read_answer
-from decision import ask_code
+from confidence import NoConfidence, TypedAnswer, typed_answer
+from decision import CodeReply, ask_code
 from labels import Message
 from llama_http import Client
 from prompt import Prompt, load_prompt
-from registry import DATASETS
+from registry import add_dataset_argument
 from results_record import FIELDS
 from typed_request import TOP_LOGPROBS, probe, request_settings
+
+
+def answer_of(reply: CodeReply, prompt: Prompt) -> TypedAnswer | None:
+    """typed_answer() of a CodeReply with status "ok" (asked with reply.top_logprobs candidates), else None.
+
+    Raises ValueError when the reply was asked without top_logprobs, and as typed_answer does.
+    """
+    if reply.status != "ok":
+        return None
+    if reply.top_logprobs < 1:
+        raise ValueError("the reply was asked without top_logprobs: ask_code(..., top_logprobs=N) gives a confidence")
+    return typed_answer(reply.response, prompt, reply.top_logprobs)
+
+
+def read_answer(reply: CodeReply, prompt: Prompt) -> tuple[CodeReply, TypedAnswer | None]:
+    """answer_of(), with a reply whose logprobs give no confidence (NoConfidence) turned into status "error".
+
+    Returns (the reply, its TypedAnswer or None). The code of such a reply is
+    dropped and the reason goes into its error, so its results line is an
+    error that a rerun asks again, never an answer with a made-up confidence.
+    """
+    try:
+        return reply, answer_of(reply, prompt)
+    except NoConfidence as error:
+        return dataclasses.replace(reply, status="error", code=None, error=str(error)), None
 
 
 def answer_fields(answer: TypedAnswer | None) -> dict:
@@ -57,7 +86,7 @@ def typed_line(client: Client, prompt: Prompt, message: Message, model: str, set
     asked: the prompt the request sends (default: prompt), for a request with
     a narrower grammar whose line keeps prompt's gold code and sha256.
     Failed requests give a line with status error (confidence 0), as
-    confidence.read_answer makes them. Raises what ask_code raises (server
+    read_answer makes them. Raises what ask_code raises (server
     unreachable, grammar refused).
     """
     asked = asked or prompt
@@ -68,7 +97,7 @@ def typed_line(client: Client, prompt: Prompt, message: Message, model: str, set
 def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     """run.py's options: --dataset, the split options of 02's batch.py (--split, --limit, --spread),
     --top-logprobs and --out."""
-    parser.add_argument("--dataset", choices=sorted(DATASETS), default="banking77", help="which dataset (default: banking77)")
+    add_dataset_argument(parser)
     add_split_arguments(parser)
     parser.add_argument("--top-logprobs", type=int, default=TOP_LOGPROBS,
                         help=f"candidates per token (default: {TOP_LOGPROBS})")

@@ -23,10 +23,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # puts the post folders on sys.path
+from calib_split import add_fit_arguments, load_fit_and_report
 from ece import N_BINS, ece, outcomes, reliability_bins
 from plot import add_plot_arguments, has_display, png_path, pyplot, reliability_figure, save_figure
 from results_record import STEPS, ResultsLine
-from saved_answers import add_results_arguments, load_fit_and_report
 
 BOUNDS = (0.05, 20.0)
 # Golden-section search stops when the bracket on log T is this narrow.
@@ -221,7 +221,7 @@ def step_honesty(records: list[ResultsLine], step: str, temperature: float) -> t
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_results_arguments(parser, fits_on_calib=True)
+    add_fit_arguments(parser)
     add_plot_arguments(parser, "temperature")
     args = parser.parse_args()
 
@@ -269,5 +269,5 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    from saved_answers import exit_on_bad_input
+    from script_exit import exit_on_bad_input
     sys.exit(exit_on_bad_input(main, also=(ImportError,)))

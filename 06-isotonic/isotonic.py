@@ -21,11 +21,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # puts the post folders on sys.path
+from calib_split import add_fit_arguments, load_fit_and_report
 from ece import N_BINS, check_inputs, ece, outcomes, print_bins, reliability_bins
-from plot import add_plot_arguments, has_display, png_path, pyplot, reliability_figure, save_figure
 from results_record import ResultsLine
-from saved_answers import add_results_arguments, load_fit_and_report
-from temperature import fit_temperatures, scaled_confidences
 
 
 @dataclass(frozen=True)
@@ -119,8 +117,13 @@ def confidence_variants(calib: list[ResultsLine], records: list[ResultsLine],
 
     Returns {"raw", "temperature", "isotonic"} -> one confidence in [0, 1]
     per record. isotonic: the fit of fit_isotonic on calib's raw confidences,
-    when the caller already has it.
+    when the caller already has it. Post 05's temperature scaling is imported
+    here, where the comparison needs it: the fit itself does not use it, so a
+    module that imports isotonic.py only for the fit (08's routes.py) does not
+    load it.
     """
+    from temperature import fit_temperatures, scaled_confidences
+
     raw, _ = outcomes(records)
     isotonic = isotonic or fit_isotonic(*outcomes(calib))
     return {"raw": raw, "temperature": scaled_confidences(records, fit_temperatures(calib)),
@@ -128,8 +131,11 @@ def confidence_variants(calib: list[ResultsLine], records: list[ResultsLine],
 
 
 def main() -> int:
+    # post 04's figures, for this script's own diagram: a module that imports the fit does not load them
+    from plot import add_plot_arguments, has_display, png_path, pyplot, reliability_figure, save_figure
+
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_results_arguments(parser, fits_on_calib=True)
+    add_fit_arguments(parser)
     add_plot_arguments(parser, "isotonic")
     args = parser.parse_args()
 
@@ -163,5 +169,5 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    from saved_answers import exit_on_bad_input
+    from script_exit import exit_on_bad_input
     sys.exit(exit_on_bad_input(main, also=(ImportError,)))

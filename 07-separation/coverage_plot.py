@@ -22,11 +22,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # puts the post folders on sys.path
+from calib_split import add_fit_arguments, load_fit_and_report
 from ece import outcomes
 from plot import add_plot_arguments, has_display, png_path, pyplot, save_figure
 from isotonic import confidence_variants
 from separation import TARGETS, SweepPoint, accuracy_coverage, area_under_risk
-from saved_answers import add_results_arguments, load_fit_and_report
 
 # Curves with at most this many points get a marker on each, so a flat stretch entering at once is visible.
 MARKED = 60
@@ -65,7 +65,7 @@ def coverage_figure(curves: dict[str, list[SweepPoint]], corrects: list[bool], t
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_results_arguments(parser, fits_on_calib=True)
+    add_fit_arguments(parser)
     add_plot_arguments(parser, "coverage")
     args = parser.parse_args()
     show = has_display() and not args.no_show
@@ -82,5 +82,5 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    from saved_answers import exit_on_bad_input
+    from script_exit import exit_on_bad_input
     sys.exit(exit_on_bad_input(main, also=(ImportError,)))

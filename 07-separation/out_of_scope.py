@@ -32,13 +32,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # puts the post folders on sys.path
+from calib_split import add_fit_arguments, load_fit_and_report
 from ece import check_inputs
 from isotonic import confidence_variants
 from labels import split_code
 from registry import dataset_named
 from separation import SingleClassError, SweepPoint, auroc, percent, sweep
 from results_record import ResultsLine
-from saved_answers import add_results_arguments, load_fit_and_report
 
 RECALL = 0.95
 
@@ -152,7 +152,7 @@ def print_detectors(found: list[Detector], positives: list[bool]) -> dict[str, f
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_results_arguments(parser, fits_on_calib=True, dataset="clinc150")
+    add_fit_arguments(parser, dataset="clinc150")
     args = parser.parse_args()
     codes = out_of_scope_codes(args.dataset)
     if not codes:
@@ -188,5 +188,5 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    from saved_answers import exit_on_bad_input
+    from script_exit import exit_on_bad_input
     sys.exit(exit_on_bad_input(main))

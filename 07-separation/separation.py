@@ -30,10 +30,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # puts the post folders on sys.path
+from calib_split import add_fit_arguments, load_fit_and_report
 from ece import check_inputs, outcomes
 from guarantee import DELTA, Certification, add_delta_argument, certify, confidence_percent
 from isotonic import confidence_variants
-from saved_answers import add_results_arguments, load_fit_and_report
 
 TARGETS = (0.95, 0.98, 0.99)
 COVERAGES = tuple(k / 10 for k in range(1, 11))
@@ -402,7 +402,7 @@ def print_curve(variants: dict[str, list[float]], corrects: list[bool]) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_results_arguments(parser, fits_on_calib=True)
+    add_fit_arguments(parser)
     add_delta_argument(parser)
     args = parser.parse_args()
 
@@ -430,5 +430,5 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    from saved_answers import exit_on_bad_input
+    from script_exit import exit_on_bad_input
     sys.exit(exit_on_bad_input(main))

@@ -35,7 +35,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # puts the post folders on sys.path
-from confidence import read_answer
+from typed_lines import read_answer
 from decision import ask_code
 from guard import verdict
 from guarantee import DELTA

@@ -49,7 +49,7 @@ from labels import split_code
 from out_of_scope import out_of_scope_codes
 from separation import percent
 from results_record import ResultsLine
-from saved_answers import add_results_arguments, load_fit_and_report
+from calib_split import add_fit_arguments, load_fit_and_report
 
 ALPHAS = (0.1, 0.2)
 # Set sizes as the report groups them, and the route each size takes.
@@ -296,7 +296,7 @@ alpha_value = number_argument(check_probability, "alpha")
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_results_arguments(parser, fits_on_calib=True)
+    add_fit_arguments(parser)
     parser.add_argument("--alpha", type=alpha_value, action="append",
                         help="miss rate of the sets, in (0, 1); repeat for several (default: 0.1 and 0.2)")
     args = parser.parse_args()
@@ -341,5 +341,5 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    from saved_answers import exit_on_bad_input
+    from script_exit import exit_on_bad_input
     sys.exit(exit_on_bad_input(main))

@@ -43,9 +43,9 @@ from combined import step_distributions
 from labels import split_code
 from linear import C, EPOCHS, FOLDS, SEED, VERSION, fits_probabilities, regime_fits, regime_messages
 from prompt import load_prompt
-from registry import DATASETS, SPLITS, Dataset
+from registry import DATASETS, SPLITS, Dataset, add_dataset_argument
 from results_file import relative, replace_lines
-from saved_answers import add_dataset_argument, own_results_path
+from saved_answers import own_results_path
 
 MODEL = "logistic-regression"
 VARIANTS = {"linear5": "examples", "linear15": "examples+calib", "linearall": "full"}
@@ -139,5 +139,5 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    from saved_answers import exit_on_bad_input
+    from script_exit import exit_on_bad_input
     sys.exit(exit_on_bad_input(main))

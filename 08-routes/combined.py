@@ -76,10 +76,10 @@ import series  # puts the post folders on sys.path
 from labels import split_code
 from oos_cost import paired_cost
 from prompt import load_prompt
-from registry import DATASETS
+from registry import DATASETS, add_dataset_argument
 from results_file import relative, replace_lines
 from results_record import ResultsLine, is_number
-from saved_answers import add_dataset_argument, describe, own_results_path, read_split
+from saved_answers import describe, own_results_path, read_split
 
 FLOOR = 1e-6
 MAX_NEWTON_STEPS = 100
@@ -525,5 +525,5 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    from saved_answers import exit_on_bad_input
+    from script_exit import exit_on_bad_input
     sys.exit(exit_on_bad_input(main))

@@ -96,11 +96,11 @@ def verdict(text: str) -> str | None:
 
 def main() -> int:
     from routes import add_threshold_arguments, fit_from, route_all
-    from saved_answers import add_results_arguments, load_fit_and_report
+    from calib_split import add_fit_arguments, load_fit_and_report
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("messages", nargs="*", help="messages to check (default: the cost on a test split)")
-    add_results_arguments(parser, fits_on_calib=True)
+    add_fit_arguments(parser)
     add_threshold_arguments(parser)
     args = parser.parse_args()
     if args.messages:
@@ -131,5 +131,5 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    from saved_answers import exit_on_bad_input
+    from script_exit import exit_on_bad_input
     sys.exit(exit_on_bad_input(main))

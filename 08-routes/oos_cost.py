@@ -32,7 +32,8 @@ import series  # puts the post folders on sys.path
 from out_of_scope import code_list, out_of_scope_codes
 from registry import SPLITS
 from results_record import ResultsLine
-from saved_answers import NotThisDataset, describe, exit_on_bad_input, read_split
+from saved_answers import NotThisDataset, describe, read_split
+from script_exit import exit_on_bad_input
 
 WITH, WITHOUT = "banking77oos", "banking77"
 Z_95 = 1.959963984540054  # the standard normal's 97.5% quantile

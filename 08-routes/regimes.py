@@ -46,10 +46,10 @@ from ece import ece, outcomes
 from labels import split_code
 from linear import example_messages, regime_messages
 from prompt import prompt_examples
-from registry import DATASETS, Dataset
+from registry import DATASETS, Dataset, add_dataset_argument
 from results_record import ResultsLine
 from routes import RULES, TARGET, fit_calibration, fit_thresholds, report, route_all
-from saved_answers import add_dataset_argument, read_split
+from saved_answers import read_split
 from separation import SingleClassError, auroc
 
 
@@ -200,5 +200,5 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    from saved_answers import exit_on_bad_input
+    from script_exit import exit_on_bad_input
     sys.exit(exit_on_bad_input(main))

@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # puts the post folders on sys.path
 from ask_sets import ConformalFit, Groups, alpha_value, fit_conformal, label_groups, prediction_set, set_route
 from combined import Weights, combined_record
-from confidence import TypedAnswer, read_answer
+from confidence import TypedAnswer
 from customer_messages import ROUTED
 from decision import CodeReply, ask_code
 from guarantee import confidence_percent
@@ -44,10 +44,10 @@ from registry import DATASETS
 from routes import (Calibrator, Thresholds, add_threshold_arguments, route_of, support_warning, thresholds_from,
                     top_two)
 from results_record import ResultsLine
-from saved_answers import add_calib_arguments
+from calib_split import add_calib_arguments
 from prompt import Prompt, load_prompt
 from shortlist import shortlist_of, shortlisted
-from typed_lines import answer_fields
+from typed_lines import answer_fields, read_answer
 from typed_request import TOP_LOGPROBS, probe
 
 

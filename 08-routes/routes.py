@@ -57,7 +57,8 @@ from isotonic import fit_isotonic
 from out_of_scope import code_list, out_of_scope_codes
 from separation import SweepPoint, accuracy_coverage, certified_coverage, percent, sweep
 from results_record import ResultsLine
-from saved_answers import Loaded, add_results_arguments, load_fit_and_report, read_split
+from calib_split import add_fit_arguments, load_fit_and_report
+from saved_answers import Loaded, read_split
 
 ROUTES = ("act", "ask", "hand_over")
 RULES = ("point", "certified")
@@ -478,7 +479,7 @@ def print_report(result: RouteReport) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_results_arguments(parser, fits_on_calib=True)
+    add_fit_arguments(parser)
     add_threshold_arguments(parser)
     args = parser.parse_args()
 
@@ -532,5 +533,5 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    from saved_answers import exit_on_bad_input
+    from script_exit import exit_on_bad_input
     sys.exit(exit_on_bad_input(main))

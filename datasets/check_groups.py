@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # puts the post folders on sys.path
 from banking77 import LABELS_FILE, fit_messages, load_labels
 from labels import LabelSet
-from llama_http import exit_on_server_errors
+from script_exit import exit_on_bad_input
 from neighbours import K, Retriever
 
 TOP = 3  # confusions shown per intent
@@ -215,4 +215,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(exit_on_server_errors(main))
+    sys.exit(exit_on_bad_input(main))

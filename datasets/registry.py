@@ -7,9 +7,10 @@
 A dataset is a loader module in this folder and its label file beside it
 (banking77.py and banking77.json): every such pair is one, so adding a
 dataset takes those two files and nothing here. A script that takes
---dataset lists DATASETS. Nothing is imported until it is needed: a script
-that only reads results files learns a split's size from the label file's
-header ("splits") without loading the data or the loader.
+--dataset adds it with add_dataset_argument, which lists DATASETS. Nothing
+is imported until it is needed: a script that only reads results files
+learns a split's size from the label file's header ("splits") without
+loading the data or the loader.
 
 What a loader module provides: load_split(split) -> list[Message] for
 "calib" and "test", load_labels() -> LabelSet, fit_messages() -> the
@@ -24,6 +25,7 @@ dataset's files out of the tags before it).
 """
 from __future__ import annotations
 
+import argparse
 import hashlib
 import importlib
 import json
@@ -166,3 +168,9 @@ def dataset_named(name: str) -> Dataset:
     if name not in DATASETS:
         raise ValueError(f"unknown dataset {name!r}: expected one of {', '.join(DATASETS)}")
     return DATASETS[name]
+
+
+def add_dataset_argument(parser: argparse.ArgumentParser, dataset: str = "banking77") -> None:
+    """--dataset: one of DATASETS, default `dataset` (BANKING77 unless a script is about another); every script
+    that takes the option adds it here, so the choices and the help read the same everywhere."""
+    parser.add_argument("--dataset", choices=sorted(DATASETS), default=dataset, help=f"which dataset (default: {dataset})")

@@ -9,11 +9,12 @@ import random
 
 import numpy as np
 import pytest
-from confidence import NoConfidence, answer_of, letter_of, read_answer, renormalize, typed_answer
+from confidence import NoConfidence, letter_of, renormalize, typed_answer
 from decision import CodeReply
-from llama_http import ServerUnfit
+from logprob_format import ServerUnfit
+from module_loads import import_modules, setup_modules
 from scipy.special import softmax
-from typed_lines import answer_fields
+from typed_lines import answer_fields, answer_of, read_answer
 
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
@@ -249,3 +250,12 @@ def test_the_end_token_among_the_candidates_is_no_letter(prompt):
     assert step.distribution["F"] == pytest.approx(5 / 7) and step.distribution["C"] == pytest.approx(2 / 7)
     assert step.off_label_mass == pytest.approx(0.3)
     assert sum(step.distribution.values()) == pytest.approx(1.0)
+
+
+def test_confidence_py_reads_a_reply_with_no_http_code():
+    # the idea and the reply's format rules, nothing of the server's floor (00-setup): measured in a fresh
+    # interpreter that runs `import series; import confidence`
+    modules = import_modules("confidence")
+    assert setup_modules(modules) == []
+    assert modules == ["02-forcing-a-valid-answer/prompt.py", "03-where-confidence-comes-from/confidence.py",
+                       "datasets/labels.py", "datasets/logprob_format.py", "datasets/registry.py", "series.py"]

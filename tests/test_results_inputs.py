@@ -9,7 +9,7 @@ import saved_answers
 from batch import check_resumable
 from result_lines import result_line, write_lines
 from results_file import ResultsFile, ResultsFileBusy, lock_path
-from saved_answers import Loaded, check_belongs, check_fit_and_report, read_split
+from saved_answers import check_belongs, read_split
 from results_record import ResultsLine
 
 
@@ -53,26 +53,6 @@ def test_a_file_that_mixes_models_or_kinds_of_line_is_refused():
         check_belongs("x.jsonl", lines(result_line(1, True), {**result_line(2, True), "model": "other"}), "banking77")
     with pytest.raises(ValueError, match="mixes lines of different kinds of run"):
         check_belongs("x.jsonl", lines(result_line(1, True), {**result_line(2, True), "later": [1]}), "banking77")
-
-
-def loaded(path, *records):
-    answers = lines(*records)
-    return Loaded(path, answers, [])
-
-
-def test_a_calibration_on_the_answers_it_is_judged_on_is_refused_in_sample():
-    calib, test = loaded("calib.jsonl", result_line(1, True)), loaded("copy.jsonl", result_line(1, True))
-    with pytest.raises(ValueError, match="share 1 messages .*in-sample"):
-        check_fit_and_report(calib, test)
-
-
-def test_calib_and_test_of_two_models_are_refused_unless_asked_for(capsys):
-    calib = loaded("c.jsonl", {**result_line(1, True), "id": "calib-1"})
-    test = loaded("t.jsonl", {**result_line(2, True), "model": "other"})
-    with pytest.raises(ValueError, match="different runs: hand-made \\(b0\\) against other \\(b0\\).*--other-model"):
-        check_fit_and_report(calib, test)
-    check_fit_and_report(calib, test, other_model=True)
-    assert capsys.readouterr().out.startswith("warning: fitting on one model's answers and reporting on another's")
 
 
 def test_the_isotonic_fit_on_a_copy_of_the_test_file_is_refused(tmp_path, run_script):

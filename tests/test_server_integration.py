@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from confidence import answer_of
+from typed_lines import answer_of
 from decision import GrammarRejected, ask_code
 from llama_http import Client, ServerUnreachable
 from prompt import Prompt
