@@ -42,6 +42,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 import series  # puts the post folders on sys.path
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # and this beyond folder, for its own modules
+from certified_routes import RULES, fit_rule
 from combined import combined_decisions, combined_variant, labelled_messages, shortlist_variant
 from ece import ece, outcomes
 from labels import split_code
@@ -49,7 +50,6 @@ from linear import example_messages, regime_messages
 from prompt import prompt_examples
 from registry import DATASETS, Dataset
 from results_record import ResultsLine
-from certified_routes import RULES, fit_rule
 from routes import TARGET, fit_calibration, report, route_all
 from saved_answers import add_dataset_argument, read_split
 from separation import SingleClassError, auroc
