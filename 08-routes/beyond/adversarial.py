@@ -2,7 +2,7 @@
 
     python3 08-routes/beyond/adversarial.py                  # the committed set, the model alone and the combined decision
     python3 08-routes/beyond/adversarial.py --limit 10       # its first 10 messages
-    python3 00-setup/server.py warm banking77oos      # then: the model with an out-of-scope code I-A
+    python3 00-setup/server.py warm banking77oos             # then: the model with an out-of-scope code I-A
     python3 08-routes/beyond/adversarial.py --dataset banking77oos
 
 The set (08-routes/beyond/adversarial/banking77.jsonl, written for this repository)

@@ -1,7 +1,7 @@
 """A combined decision: the model's renormalized probabilities and the retriever's scores, weighed on calib.
 
-    python3 08-routes/beyond/combined.py                      # BANKING77, shortlist of 5: fit on calib, report on test
-    python3 08-routes/beyond/combined.py --dataset clinc150    # CLINC150, its out-of-scope code with a term of its own
+    python3 08-routes/beyond/combined.py                               # BANKING77, shortlist of 5: fit on calib, report on test
+    python3 08-routes/beyond/combined.py --dataset clinc150            # CLINC150, its out-of-scope code with a term of its own
     python3 08-routes/beyond/certified_routes.py --variant combined5   # post 08's routes on the combined decisions
 
 A shortlist run (08-routes/beyond/shortlist.py --shortlist K) asks the model to
