@@ -12,7 +12,8 @@ Then `git checkout post-03` gives a reader of post 03 exactly this:
   (a later post keeps the reference runs it adds in its own folder);
 - the tests of those posts: a tests/test_*.py file belongs to the highest post
   among the folders of the modules it imports (a module name maps to the post
-  folder, or datasets/ = post 00, whose top-level .py file has that name) and
+  folder, or datasets/ = post 00, whose top-level .py file has that name, or
+  whose beyond/ folder has it: the work beyond a post is in its tag) and
   the post folders its text names ("04-is-the-confidence-honest/ece.py"), and
   the datasets of later posts its text names; conftest.py and
   test files with none of these go in every tag. Test files that
@@ -73,6 +74,8 @@ PYPROJECT_BLOCK = (re.compile(r"\s*# from post (\d+)\s*"), re.compile(r"\s*# end
 POSTS_TABLE_ROW = re.compile(r"\| \[[^\]]*\]\((\d\d)-")
 POST_FOLDER = re.compile(r"(\d\d)-[A-Za-z0-9._-]+")
 DATASETS = "datasets"
+# A post folder's subfolder of the work that goes beyond the post (its scripts put it on sys.path themselves).
+BEYOND = "beyond"
 
 
 class TagError(Exception):
@@ -145,16 +148,19 @@ def folder_post(folder: str) -> int | None:
 
 
 def module_folders(paths) -> dict[str, str]:
-    """Module name -> post folder (or datasets/) of the top-level .py files among paths.
+    """Module name -> post folder (or datasets/) of the top-level .py files among paths, and of the .py files
+    of a post folder's beyond/ (the work beyond that post: a module there belongs to the post it extends).
 
-    series.py puts exactly these folders on sys.path. A name defined in two
-    folders (run.py in 02 and 03) maps to the earliest post.
+    series.py puts exactly the post folders on sys.path; a beyond script puts
+    its own folder there. A name defined in two folders (run.py in 02 and 03)
+    maps to the earliest post.
     """
     folders = {}
     for path in sorted(paths, key=lambda p: (folder_post(PurePosixPath(p).parts[0]) or 0, p)):
         parts = PurePosixPath(path).parts
-        if len(parts) == 2 and parts[1].endswith(".py") and folder_post(parts[0]) is not None:
-            folders.setdefault(parts[1][:-3], parts[0])
+        if (parts[-1].endswith(".py") and folder_post(parts[0]) is not None
+                and (len(parts) == 2 or (len(parts) == 3 and parts[1] == BEYOND))):
+            folders.setdefault(parts[-1][:-3], parts[0])
     return folders
 
 
@@ -300,7 +306,8 @@ def read_source(commit: str) -> Source:
 
 
 def is_readme(path: str) -> bool:
-    """A .md file anywhere in the tree (a README.md, a post's BEYOND.md...): its blocks of later posts are filtered."""
+    """A .md file anywhere in the tree (a README.md, a post's BEYOND.md or beyond/README.md...): its blocks of later
+    posts are filtered."""
     return PurePosixPath(path).suffix == ".md"
 
 

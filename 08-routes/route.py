@@ -4,9 +4,6 @@
     python3 08-routes/route.py "my card still hasn't arrived, it's been two weeks"
     python3 08-routes/route.py --target 0.80 "can I get a refund for this?" "where is my card?"
     python3 08-routes/route.py --dataset clinc150 "how many moons does jupiter have"
-    python3 08-routes/route.py --target 0.60 --rule certified "where is my card?"
-    python3 08-routes/route.py --alpha 0.2 "where is my card?"        # and its conformal ask set
-    python3 08-routes/route.py --shortlist 5 "where is my card?"      # the combined decision (combined.py)
 
 The typed answer comes from the running server (LLAMA_URL, default
 http://127.0.0.1:8080), exactly as in post 03: the code under the grammar,
@@ -16,37 +13,26 @@ reference one; routes.py; no server needed for that part), so they hold for
 the model that wrote that file: with another model on
 the server the script says so, and the route means little. With --dataset
 clinc150 the prompt, grammar and calib file are CLINC150's, and an answer of
-its out-of-scope code (K-A) always hands over. --rule certified acts only
-above a raw confidence whose calib precision is certified at level 1 -
---delta (routes.py). --alpha also prints the message's conformal ask set
-(ask_sets.py): the codes that hold the right one with probability at least
-1 - alpha, and the route that set gives.
+its out-of-scope code (K-A) always hands over.
 """
 from __future__ import annotations
 
 import argparse
 import sys
 from pathlib import Path
-from typing import Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # puts the post folders on sys.path
-from ask_sets import ConformalFit, Groups, alpha_value, fit_conformal, label_groups, prediction_set, set_route
-from combined import Weights, combined_record
 from confidence import TypedAnswer
 from customer_messages import ROUTED
 from decision import CodeReply, ask_code
-from guarantee import confidence_percent
-from guard import verdict
 from labels import Intent, printable
 from llama_http import Client, exit_on_server_errors
-from registry import DATASETS
-from routes import (Calibrator, Thresholds, add_threshold_arguments, route_of, support_warning, thresholds_from,
-                    top_two)
+from routes import Calibrator, Thresholds, add_threshold_arguments, route_of, support_warning, thresholds_from, top_two
 from results_record import ResultsLine
 from calib_split import add_calib_arguments
+from saved_answers import Loaded
 from prompt import Prompt, load_prompt
-from shortlist import shortlist_of, shortlisted
 from typed_lines import answer_fields, read_answer
 from typed_request import TOP_LOGPROBS, probe
 
@@ -76,8 +62,8 @@ def plain_words(intent: Intent) -> str:
 
 
 def clarifying_question(first: Intent, *others: Intent) -> str:
-    """The question of the ask route, naming the answer's intent and the others (the runner-up, or the rest
-    of a conformal set) in plain words: "..., or about B?" for two, "..., about B, or about C?" for three."""
+    """The question of the ask route, naming the answer's intent and the others (the runner-up; more for a
+    longer list) in plain words: "..., or about B?" for two, "..., about B, or about C?" for three."""
     if not others:
         return f"Just to be sure: is your message about {plain_words(first)}?"
     named = [plain_words(intent) for intent in (first, *others)]
@@ -95,36 +81,41 @@ def hand_over_text(record: ResultsLine, prompt: Prompt, calibrated: float, out_o
             f"only {100 * calibrated:.0f}% sure: too unsure to act or to ask.")
 
 
-def live_line(message: str, reply: CodeReply, answer: TypedAnswer | None, model: str,
-              shortlist: tuple[tuple[str, float], ...] | None = None) -> ResultsLine:
+def live_line(message: str, reply: CodeReply, answer: TypedAnswer | None, model: str) -> ResultsLine:
     """The results line of one live message: post 03's fields of the answer, no right answer (gold_code None,
     correct and right_group False), so that routing reads it as it reads a line of a results file."""
     return ResultsLine(
         id="live", text=message, gold_intent=None, gold_code=None, status=reply.status, code=reply.code,
         intent=answer.intent if answer else None, correct=False, right_group=False, retried=reply.retried,
         content=reply.content, error=reply.error, wall_ms=reply.wall_ms, timings=reply.timings, model=model,
-        build=None, settings={}, **answer_fields(answer),
-        extra={} if shortlist is None else {"shortlist": [[code, score] for code, score in shortlist]})
+        build=None, settings={}, **answer_fields(answer))
 
 
-def print_route(message: str, record: ResultsLine, prompt: Prompt, calibrate: Calibrator, thresholds: Thresholds,
-                conformal: tuple[ConformalFit, Groups] | None = None) -> str:
-    """Print intent and code, raw and calibrated confidence, the route and its text; return the route.
+def ask_live(client: Client, prompt: Prompt, message: str, model: str) -> ResultsLine:
+    """Ask the server for the typed answer of one message (post 03's request, top_logprobs included) and
+    return its live_line. Raises what llama_http raises for a server that cannot answer."""
+    reply, answer = read_answer(ask_code(client, prompt, message, top_logprobs=TOP_LOGPROBS), prompt)
+    return live_line(message, reply, answer, model)
 
-    conformal: a fit of ask_sets.py and the groups of the prompt; when given,
-    the message's ask set and the route it gives are printed after the route.
-    """
+
+def calibrated_of(record: ResultsLine, calibrate: Calibrator) -> float:
+    """The calibrated confidence of an answer; 0.0 for one without a code (it hands over whatever the value)."""
+    return calibrate(record) if record.status == "ok" else 0.0
+
+
+def print_answer(message: str, record: ResultsLine, calibrated: float) -> None:
+    """The message, then its intent and code with raw and calibrated confidence (or why it has no code)."""
     print(f"message: {printable(message)}")
-    calibrated = calibrate(record) if record.status == "ok" else 0.0
-    route = route_of(record, calibrated, thresholds)
     if record.status == "ok":
         print(f"intent: {record.intent}  code {record.code}")
         print(f"confidence: raw {record.confidence:.3f} -> calibrated {calibrated:.3f}")
     else:
         print(f"no code: status {record.status}")
-    if route == "act" and (why := verdict(message)):
-        print(f"guard: not acted on, whatever the confidence: {why}")
-        route = "hand_over"
+
+
+def print_action(route: str, record: ResultsLine, prompt: Prompt, calibrated: float, out_of_scope: frozenset[str]) -> None:
+    """The route and what it does: the action, the clarifying question (the two named intents) or the
+    hand-over text."""
     print(f"route: {route.replace('_', ' ')}")
     if route == "act":
         print(f"action: handle the message as {record.intent}")
@@ -132,120 +123,85 @@ def print_route(message: str, record: ResultsLine, prompt: Prompt, calibrate: Ca
         named = [prompt.intents[code] for code in top_two(record)]
         print(f"question: {clarifying_question(*named)}")
     else:
-        print(f"hand-over text: {hand_over_text(record, prompt, calibrated, thresholds.out_of_scope)}")
-    if conformal is not None:
-        print_ask_set(record, prompt, *conformal, thresholds.out_of_scope, guarded=verdict(message) is not None)
+        print(f"hand-over text: {hand_over_text(record, prompt, calibrated, out_of_scope)}")
+
+
+def print_route(message: str, record: ResultsLine, prompt: Prompt, calibrate: Calibrator, thresholds: Thresholds) -> str:
+    """Print intent and code, raw and calibrated confidence, the route and its text; return the route."""
+    calibrated = calibrated_of(record, calibrate)
+    route = route_of(record, calibrated, thresholds)
+    print_answer(message, record, calibrated)
+    print_action(route, record, prompt, calibrated, thresholds.out_of_scope)
     return route
 
 
-def print_ask_set(record: ResultsLine, prompt: Prompt, fit: ConformalFit, groups: Groups,
-                  out_of_scope: frozenset[str], guarded: bool = False) -> None:
-    """The conformal ask set of one answer: its codes (up to three named), and what the set route does
-    (guarded: the message carries a mark of guard.py, so an act becomes a hand-over)."""
-    codes = prediction_set(record, fit, groups)
-    shown = ", ".join(codes[:3]) + (f" and {len(codes) - 3} more" if len(codes) > 3 else "")
-    print(f"ask set (alpha {fit.alpha:.2f}: holds the right intent with probability >= {100 * (1 - fit.alpha):.0f}%): "
-          f"{len(codes)} code{'s' * (len(codes) != 1)}" + (f": {shown}" if codes else ""))
-    route = set_route(codes, out_of_scope)
-    if route == "act" and guarded:
-        print("set route: hand over (the guard: not acted on)")
-    elif route == "act":
-        print(f"set route: act (one candidate: {prompt.intents[codes[0]].name})")
-    elif route == "ask":
-        print(f"set route: ask: {clarifying_question(*(prompt.intents[code] for code in codes))}")
-    else:
-        print("set route: hand over (" + ("no code is likely enough" if not codes else
-                                           "out of scope" if len(codes) == 1 else "too many to ask about") + ")")
-
-
 def describe_thresholds(thresholds: Thresholds) -> str:
-    """The thresholds in one line: act and ask, or 'none' with the reason; the certified rule says its level."""
+    """The thresholds in one line: act and ask, or 'none' with the reason."""
     t = thresholds
-    if t.rule == "certified":
-        level = confidence_percent(t.certification.delta)
-        act = (f"act raw >= {t.t_act:.3f} (certified at {level})" if t.t_act is not None
-               else f"act none ({100 * t.target:.1f}% precision not certified at {level})")
-    else:
-        act = (f"act >= {t.t_act:.3f}" if t.t_act is not None
-               else f"act none ({100 * t.target:.1f}% precision out of reach)")
-    ask = f"ask >= {thresholds.t_ask:.3f}" if thresholds.t_ask is not None else "ask none"
+    act = (f"act >= {t.t_act:.3f}" if t.t_act is not None else f"act none ({100 * t.target:.1f}% precision out of reach)")
+    ask = f"ask >= {t.t_ask:.3f}" if t.t_ask is not None else "ask none"
     return f"{act}, {ask}"
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def add_route_arguments(parser: argparse.ArgumentParser) -> None:
+    """The messages, --dataset, --calib, --other-model, --target and --ask-target."""
     parser.add_argument("messages", nargs="*", help="customer messages (default: the three that post 01 routes)")
     add_calib_arguments(parser)
     add_threshold_arguments(parser)
-    parser.add_argument("--alpha", type=alpha_value,
-                        help="also print the conformal ask set at this miss rate, in (0, 1) (ask_sets.py)")
-    parser.add_argument("--shortlist", type=int, metavar="K",
-                        help="the combined decision: the model chooses among the retriever's top K (on CLINC150 the "
-                             "out-of-scope code K-A too, with its own term), weighed with the retriever as combined.py "
-                             "fitted it; calibration and thresholds from the combinedK calib file")
-    args = parser.parse_args()
-    if args.shortlist is not None and args.shortlist < 1:
-        parser.error("--shortlist must be 1 or more")
-    args.variant = f"combined{args.shortlist}" if args.shortlist else ""
+
+
+def check_messages(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Stop with the parser's usage error (exit 2) when a message is empty."""
     if any(not message.strip() for message in args.messages):
         parser.error("a message is empty: give the text of a customer message")
 
-    calib, calibrate, thresholds = thresholds_from(args)
-    calib_models = sorted({r.model for r in calib.records})
+
+def connect(calib: Loaded, other_model: bool) -> tuple[Client, dict]:
+    """The server's client and model_info(), checked against the model that wrote the calib file.
+
+    Raises ValueError when the server runs another model, unless other_model
+    (then print_setup warns); raises what llama_http raises for a server that
+    cannot be reached.
+    """
     client = Client()
     info = client.model_info()
-    if calib_models != [info["model"]] and not args.other_model:
+    calib_models = sorted({r.model for r in calib.records})
+    if calib_models != [info["model"]] and not other_model:
         raise ValueError(f"the server runs {info['model']}, but the thresholds would come from the answers of "
                          f"{', '.join(calib_models)} ({calib.path.name}): a calibration does not carry over to another "
                          "model; start the server with that model, or give --other-model to route anyway")
-    prompt = load_prompt(args.dataset)
-    probe(client, prompt)
-    conformal = None if args.alpha is None else (fit_conformal(calib.records, args.alpha), label_groups(prompt.intents))
+    return client, info
+
+
+def print_setup(client: Client, info: dict, calib: Loaded, thresholds: str, warning: str | None) -> None:
+    """The server and its model, the calib file and the thresholds fitted on it (`thresholds`, one line's
+    text), the support warning if any, and a warning when the calib answers are another model's."""
+    calib_models = sorted({r.model for r in calib.records})
     print(f"server: {client.url}  model: {info['model']}  build: {info['build']}")
     left_out = f"; {len(calib.errors)} failed requests in it left out" if calib.errors else ""
-    print(f"thresholds fitted on {calib.path.name} (model {', '.join(calib_models)}{left_out}): "
-          f"{describe_thresholds(thresholds)}")
-    if warning := support_warning(thresholds):
+    print(f"thresholds fitted on {calib.path.name} (model {', '.join(calib_models)}{left_out}): {thresholds}")
+    if warning:
         print(warning)
     if calib_models != [info["model"]]:
         print(f"warning: the server runs {info['model']}, but the calibration and thresholds come from another model's "
               "answers (--other-model): they do not carry over, so take the route as a demonstration only")
-    decide = shortlist_decision(args, prompt, calib.records, client, info["model"]) if args.shortlist else None
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_route_arguments(parser)
+    args = parser.parse_args()
+    check_messages(parser, args)
+
+    calib, calibrate, thresholds = thresholds_from(args)
+    client, info = connect(calib, args.other_model)
+    prompt = load_prompt(args.dataset)
+    probe(client, prompt)
+    print_setup(client, info, calib, describe_thresholds(thresholds), support_warning(thresholds))
     for message in args.messages or ROUTED:
         print()
-        if decide is None:
-            reply, answer = read_answer(ask_code(client, prompt, message, top_logprobs=TOP_LOGPROBS), prompt)
-            record = live_line(message, reply, answer, info["model"])
-        else:
-            record = decide(message)
-        print_route(message, record, prompt, calibrate, thresholds, conformal)
+        print_route(message, ask_live(client, prompt, message, info["model"]), prompt, calibrate, thresholds)
     return 0
-
-
-def shortlist_decision(args, prompt: Prompt, calib: list[ResultsLine], client: Client,
-                       model: str) -> Callable[[str], ResultsLine]:
-    """message -> the record of its combined decision (combined.py): the model asked among the retriever's
-    top --shortlist codes, weighed with the retriever by the weights stored in the combined calib file.
-
-    Prints the weights. Raises ValueError when the calib file carries no weights (not a combined file).
-    """
-    weights = {Weights.of_line(r) for r in calib} - {None}
-    if len(weights) != 1:
-        raise ValueError("the calibration file of --shortlist is not one combined.py wrote: run 08-routes/combined.py")
-    (fitted,) = weights
-    print(f"combined decision: shortlist of {args.shortlist}, P(code) proportional to {fitted.describe()}")
-    dataset = DATASETS[args.dataset]
-    out_of_scope = dataset.out_of_scope_codes()
-    retriever = dataset.fit_retriever()
-    intent_of = {code: meaning.intent for code, meaning in prompt.codes.items()}
-
-    def decide(message: str) -> ResultsLine:
-        shortlist = shortlist_of(retriever.rank(message), prompt, args.shortlist, out_of_scope)
-        narrowed = shortlisted(prompt, [code for code, _ in shortlist])
-        reply, answer = read_answer(ask_code(client, narrowed, message, top_logprobs=TOP_LOGPROBS), narrowed)
-        return combined_record(live_line(message, reply, answer, model, tuple(shortlist)), fitted, intent_of,
-                               out_of_scope)
-    return decide
 
 
 if __name__ == "__main__":

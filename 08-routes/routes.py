@@ -4,12 +4,11 @@
     python3 08-routes/routes.py --target 0.80        # a precision the 1.5B model can reach
     python3 08-routes/routes.py --results my-test-run.jsonl --calib my-calib-run.jsonl
     python3 08-routes/routes.py --dataset clinc150   # its out-of-scope code K-A always hands over
-    python3 08-routes/routes.py --target 0.80 --rule certified --delta 0.10
 
 A confidence is only worth something when a program does something different
 because of it. Here it picks one of three routes for every answer:
 
-- act        confidence >= t_act: do what the intent says, no question asked;
+- act        calibrated confidence >= t_act: do what the intent says, no question asked;
 - ask        calibrated confidence >= t_ask, not acted on: ask "is it A or B?", naming
              the answer and the runner-up in its group;
 - hand over  everything else, every answer without a code (status not ok) and every
@@ -18,26 +17,17 @@ because of it. Here it picks one of three routes for every answer:
 The calibrated confidence is post 06's isotonic fit on the calibration split
 (fit_calibration). Both thresholds are fitted on that split too:
 
-- t_act, by one of two rules (the script prints both side by side):
-  point      the lowest calibrated confidence at which the answers at or above it
-             are right at least `target` of the time (default 98.5%): the most
-             answers a program may act on while keeping its precision on calib.
-             It promises nothing beyond calib: 3 right of 3 pass a 98.5% target;
-  certified  the lowest raw confidence whose exact one-sided lower bound of calib
-             precision (Clopper-Pearson, level 1 - delta) reaches the target:
-             the raw thresholds keeping 10%, 20%, ... of the calib answers are
-             tried from the highest down, stopping at the first that fails
-             (fixed-sequence testing, post 07's certified_coverage). If calib
-             and new messages are exchangeable, its precision on new messages
-             reaches the target with probability at least 1 - delta;
+- t_act is the lowest calibrated confidence at which the answers at or above
+  it are right at least `target` of the time (default 98.5%): the most answers
+  a program may act on while keeping its precision on calib. It promises
+  nothing beyond calib: 3 right of 3 pass a 98.5% target;
 - t_ask is the lowest calibrated confidence at which, among the answers that
   would be asked (at or above t_ask, not acted on), the right intent is one of
   the two named at least `ask_target` of the time (default 90%).
 
---rule picks the one the routes use (default point). Then the test split is
-routed with those thresholds, never refitted on it, and act precision and
-coverage get exact (Clopper-Pearson) 95% intervals. No server needed: it
-reads post 03's results files.
+Then the test split is routed with those thresholds, never refitted on it,
+and act precision and coverage get exact (Clopper-Pearson) 95% intervals. No
+server needed: it reads post 03's results files.
 """
 from __future__ import annotations
 
@@ -51,17 +41,15 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # puts the post folders on sys.path
 from ece import check_inputs, outcomes
-from guarantee import (DELTA, LEVEL, Certification, Interval, add_delta_argument, clopper_pearson, confidence_percent,
-                       lower_bound, number_argument)
+from guarantee import LEVEL, Interval, clopper_pearson, number_argument
 from isotonic import fit_isotonic
-from out_of_scope import code_list, out_of_scope_codes
-from separation import SweepPoint, accuracy_coverage, certified_coverage, percent, sweep
+from registry import dataset_named
+from separation import SweepPoint, percent, sweep
 from results_record import ResultsLine
 from calib_split import add_fit_arguments, load_fit_and_report
 from saved_answers import Loaded, read_split
 
 ROUTES = ("act", "ask", "hand_over")
-RULES = ("point", "certified")
 TARGET = 0.985
 ASK_TARGET = 0.90
 
@@ -143,9 +131,7 @@ class Thresholds:
     highest precision on calib (the most answers among equals), to say how far
     an unreachable target is. eligible: calib answers the thresholds were fitted
     on (status ok, code not out of scope). out_of_scope: codes that always
-    hand over (none for BANKING77). rule: "point" (act compares the calibrated
-    confidence with t_act) or "certified" (act compares the raw confidence;
-    certification says how it was found, at level 1 - delta).
+    hand over (none for BANKING77).
     """
 
     target: float
@@ -155,13 +141,6 @@ class Thresholds:
     best_act: SweepPoint
     eligible: int
     out_of_scope: frozenset[str] = field(default_factory=frozenset)
-    rule: str = "point"
-    certification: Certification | None = None
-
-    @property
-    def act_on(self) -> str:
-        """Which confidence t_act is compared with: "calibrated" (point rule) or "raw" (certified rule)."""
-        return "raw" if self.rule == "certified" else "calibrated"
 
     @property
     def t_act(self) -> float | None:
@@ -173,78 +152,94 @@ class Thresholds:
         """The ask threshold, or None when there is no ask route."""
         return None if self.ask is None else self.ask.threshold
 
+    def acts(self, record: ResultsLine, calibrated: float) -> bool:
+        """Whether the act route takes this answer (record, with its calibrated confidence): calibrated >= t_act.
+
+        False without an act route.
+        """
+        return self.t_act is not None and calibrated >= self.t_act
+
+    def act_condition(self) -> str:
+        """The act rule as a condition, e.g. 'calibrated >= 0.810'; '' without an act route."""
+        return "" if self.act is None else f"calibrated >= {self.act.threshold:.3f}"
+
+    def why_no_act(self) -> str:
+        """Why there is no act route, in one clause after 'none: '."""
+        best = self.best_act
+        return (f"no threshold reaches {percent(self.target)} precision on calib (best: {percent(best.accuracy)}, "
+                f"{best.hits} of {best.kept} right at >= {best.threshold:.3f})")
+
 
 def eligible(records: list[ResultsLine], out_of_scope: frozenset[str]) -> list[ResultsLine]:
     """The answers a threshold can act on or ask about: status ok and a code that is not out of scope."""
     return [r for r in records if r.status == "ok" and r.code not in out_of_scope]
 
 
-def fit_thresholds(calib: list[ResultsLine], calibrate: Calibrator, target: float = TARGET, ask_target: float = ASK_TARGET,
-                   out_of_scope: frozenset[str] | set[str] = frozenset(), rule: str = "point",
-                   delta: float = DELTA) -> Thresholds:
-    """Fit t_act and t_ask on calibration records (post 03's fields: status, code, gold_code, correct,
-    confidence, intent_distribution).
+def fit_inputs(calib: list[ResultsLine], calibrate: Calibrator, target: float, ask_target: float,
+               out_of_scope: frozenset[str]) -> tuple[list[ResultsLine], list[float]]:
+    """The calib answers thresholds are fitted on (eligible: status ok, code not out of scope) and their
+    calibrated confidences, in the same order.
 
-    rule "point": t_act = lowest_cut of (calibrated confidence, correct) at
-    `target`: the selective-classification rule of keeping the largest
-    coverage whose precision reaches the target (Geifman and El-Yaniv 2017,
-    "Selective classification for deep neural networks", fitted here on plain
-    counts). rule "certified": t_act = post 07's certified_coverage (the
-    thresholds that keep 10%, 20%, ... of the answers, fixed-sequence testing
-    of their exact lower bounds at level 1 - delta; Angelopoulos et al. 2021,
-    "Learn then test") on the raw confidence, since the calibration was
-    fitted on these same calib answers and thresholds read off it would be
-    chosen with their outcomes; acting on calibrated >= c is acting on raw >=
-    some r anyway, as the isotonic map never reverses two answers.
-    t_ask = lowest_cut of (calibrated confidence, right in top two) at
-    `ask_target`, over the answers not acted on only, since those are the ones
-    asked. Answers without a code or with an out-of-scope code always hand over,
-    so they take no part in the fit. Raises ValueError when a target is not in
-    (0, 1], the rule is unknown, delta is outside (0, 1) or no calib answer is
+    Raises ValueError when a target is not in (0, 1], when no calib answer is
     eligible, or on a calibrated confidence outside [0, 1] (ece.check_inputs).
     """
     check_fraction(target, "the act target")
     check_fraction(ask_target, "the ask target")
-    if rule not in RULES:
-        raise ValueError(f"unknown rule {rule!r}: expected one of {', '.join(RULES)}")
-    out_of_scope = frozenset(out_of_scope)
     answers = eligible(calib, out_of_scope)
     if not answers:
         raise ValueError(f"cannot fit thresholds: none of the {len(calib)} calib answers has an in-scope code")
     calibrated = [calibrate(r) for r in answers]
-    corrects = [r.correct for r in answers]
-    check_inputs(calibrated, corrects)
-    best_act = max(cuts(list(zip(calibrated, corrects))), key=lambda cut: (cut.accuracy, cut.kept))
-    certification = None
-    if rule == "point":
-        act = lowest_cut(list(zip(calibrated, corrects)), target)
-        scores = calibrated
-    else:
-        scores = [r.confidence for r in answers]
-        certification = certified_coverage(accuracy_coverage(scores, corrects), target, delta)
-        point = certification.point
-        act = point
-    below = [(c, right_in_top_two(r)) for c, score, r in zip(calibrated, scores, answers)
-             if act is None or score < act.threshold]
-    ask = lowest_cut(below, ask_target) if below else None
-    return Thresholds(target, ask_target, act, ask, best_act, len(answers), out_of_scope, rule, certification)
+    check_inputs(calibrated, [r.correct for r in answers])
+    return answers, calibrated
+
+
+def best_cut(points: list[tuple[float, bool]]) -> SweepPoint:
+    """The cut with the highest accuracy (the most points among equals): how far an unreachable target is."""
+    return max(cuts(points), key=lambda cut: (cut.accuracy, cut.kept))
+
+
+def fit_ask(answers: list[ResultsLine], calibrated: list[float], acted: list[bool], ask_target: float) -> SweepPoint | None:
+    """t_ask: lowest_cut of (calibrated confidence, right in top two) at `ask_target`, over the answers not
+    acted on only (acted[i] False), since those are the ones asked; None when none reaches it or all act."""
+    below = [(c, right_in_top_two(r)) for r, c, act in zip(answers, calibrated, acted) if not act]
+    return lowest_cut(below, ask_target) if below else None
+
+
+def fit_thresholds(calib: list[ResultsLine], calibrate: Calibrator, target: float = TARGET, ask_target: float = ASK_TARGET,
+                   out_of_scope: frozenset[str] | set[str] = frozenset()) -> Thresholds:
+    """Fit t_act and t_ask on calibration records (post 03's fields: status, code, gold_code, correct,
+    confidence, intent_distribution).
+
+    t_act = lowest_cut of (calibrated confidence, correct) at `target`: the
+    selective-classification rule of keeping the largest coverage whose
+    precision reaches the target (Geifman and El-Yaniv 2017, "Selective
+    classification for deep neural networks", fitted here on plain counts).
+    t_ask = fit_ask: lowest_cut of (calibrated confidence, right in top two)
+    at `ask_target`, over the answers not acted on only. Answers without a
+    code or with an out-of-scope code always hand over, so they take no part
+    in the fit. Raises ValueError as fit_inputs does.
+    """
+    out_of_scope = frozenset(out_of_scope)
+    answers, calibrated = fit_inputs(calib, calibrate, target, ask_target, out_of_scope)
+    points = list(zip(calibrated, [r.correct for r in answers]))
+    act = lowest_cut(points, target)
+    acted = [act is not None and c >= act.threshold for c in calibrated]
+    return Thresholds(target, ask_target, act, fit_ask(answers, calibrated, acted, ask_target), best_cut(points),
+                      len(answers), out_of_scope)
 
 
 def route_of(record: ResultsLine, calibrated: float, thresholds: Thresholds) -> str:
     """The route of one answer: "act", "ask" or "hand_over".
 
     record: a post 03 results line (route.py's live_line for a live message);
-    calibrated: its calibrated confidence. t_act is compared with the
-    calibrated confidence under the point rule and with the raw one
-    (record.confidence) under the certified rule; t_ask always with the
-    calibrated one. An answer without a code, or with a code in
+    calibrated: its calibrated confidence, compared with t_act
+    (thresholds.acts) and t_ask. An answer without a code, or with a code in
     thresholds.out_of_scope, hands over whatever its confidence. A confidence
     exactly at a threshold takes that threshold's route.
     """
     if record.status != "ok" or record.code in thresholds.out_of_scope:
         return "hand_over"
-    act_score = record.confidence if thresholds.act_on == "raw" else calibrated
-    if thresholds.t_act is not None and act_score >= thresholds.t_act:
+    if thresholds.acts(record, calibrated):
         return "act"
     if thresholds.t_ask is not None and calibrated >= thresholds.t_ask:
         return "ask"
@@ -315,8 +310,7 @@ def act_intervals(result: RouteReport, level: float = LEVEL) -> tuple[Interval, 
     Both are binomial proportions: coverage counts the answers acted on among
     all, precision the right ones among those acted on (conditional on that
     number). The thresholds stay the ones fitted on calib: the intervals cover
-    the luck of this split, not that of the calibration split; the certified
-    rule's lower bound is the one that covers the fit.
+    the luck of this split, not that of the calibration split.
     """
     coverage = clopper_pearson(result.answers["act"], result.total, level)
     precision = clopper_pearson(result.right["act"], result.answers["act"], level) if result.answers["act"] else None
@@ -328,33 +322,29 @@ fraction = number_argument(check_fraction, "the value")
 
 
 def add_threshold_arguments(parser: argparse.ArgumentParser) -> None:
-    """--target, --ask-target, --rule and --delta: the same options in routes.py and route.py."""
+    """--target and --ask-target: the same options in routes.py and route.py."""
     parser.add_argument("--target", type=fraction, default=TARGET,
                         help=f"precision the act route must reach on calib, a fraction (default: {TARGET})")
     parser.add_argument("--ask-target", type=fraction, default=ASK_TARGET,
                         help="share of asked answers whose right intent is among the two named, on calib "
                              f"(default: {ASK_TARGET})")
-    parser.add_argument("--rule", choices=RULES, default="point",
-                        help="how t_act is fitted: point (calib precision reaches the target) or certified "
-                             "(its exact lower bound does, at level 1 - delta) (default: point)")
-    add_delta_argument(parser)
 
 
-def fit_from(calib: list[ResultsLine], args: argparse.Namespace, rule: str | None = None) -> tuple[Calibrator, Thresholds]:
-    """Fit the calibration and the thresholds (--target, --ask-target, --delta; --rule unless `rule` is given)
-    on the calib records of --dataset.
+def fit_from(calib: list[ResultsLine], args: argparse.Namespace) -> tuple[Calibrator, Thresholds]:
+    """Fit the calibration and the thresholds (--target, --ask-target) on the calib records of --dataset.
 
-    The dataset's out-of-scope codes (07's out_of_scope_codes: K-A for
-    CLINC150) always hand over.
+    The dataset's out-of-scope codes (its label file's, as post 07's
+    out_of_scope_codes reads them: K-A for CLINC150) always hand over.
+    Raises ValueError as fit_thresholds does.
     """
     calibrate = fit_calibration(calib)
-    return calibrate, fit_thresholds(calib, calibrate, args.target, args.ask_target, out_of_scope_codes(args.dataset),
-                                     rule or args.rule, args.delta)
+    out_of_scope = dataset_named(args.dataset).out_of_scope_codes()
+    return calibrate, fit_thresholds(calib, calibrate, args.target, args.ask_target, out_of_scope)
 
 
 def thresholds_from(args: argparse.Namespace) -> tuple[Loaded, Calibrator, Thresholds]:
     """Load the calib file named by the arguments (--dataset, --calib) and fit_from its answers (error lines left out)."""
-    calib = read_split("calib", args.calib, args.dataset, getattr(args, "variant", ""), "--calib")
+    calib = read_split("calib", args.calib, args.dataset, given_by="--calib")
     return (calib, *fit_from(calib.records, args))
 
 
@@ -364,77 +354,15 @@ def support_warning(thresholds: Thresholds) -> str | None:
     Below 1 / (1 - target) answers above t_act (67 for 98.5%), all of them
     right is no evidence of the target: one wrong answer among them would
     already put the precision below it, and a few dozen answers all right
-    happen often at a much lower precision. The certified rule (--rule
-    certified) refuses such a threshold instead.
+    happen often at a much lower precision.
     """
     act = thresholds.act
     needed = math.ceil(1 / (1 - thresholds.target)) if thresholds.target < 1 else math.inf
-    if act is None or thresholds.rule != "point" or act.kept >= needed:
+    if act is None or act.kept >= needed:
         return None
     return (f"warning: the act threshold rests on {act.kept} calib answers; a {percent(thresholds.target)} target needs "
             f"at least {needed} above it before one wrong answer could even show, so its precision on new messages "
-            "can be far below the target (--rule certified refuses it)")
-
-
-def act_when(thresholds: Thresholds) -> str:
-    """The act rule as a condition, e.g. 'calibrated >= 0.810' or 'raw >= 0.612'; '' without an act route."""
-    return "" if thresholds.act is None else f"{thresholds.act_on} >= {thresholds.act.threshold:.3f}"
-
-
-def why_no_act(thresholds: Thresholds) -> str:
-    """Why a rule has no act route, in one clause after 'none: '."""
-    t = thresholds
-    if t.rule == "point":
-        best = t.best_act
-        return (f"no threshold reaches {percent(t.target)} precision on calib (best: {percent(best.accuracy)}, "
-                f"{best.hits} of {best.kept} right at >= {best.threshold:.3f})")
-    c = t.certification
-    if c.needed is None:
-        return f"{percent(t.target)} precision is never certified (no count rules out a little less)"
-    if c.first is None:
-        return f"{percent(t.target)} needs {c.needed} calib answers above a threshold, all right; there are {t.eligible}"
-    return (f"the first threshold tested, raw >= {c.failed.threshold:.3f}, keeps {c.failed.kept} answers, "
-            f"{c.failed.hits} right, lower bound {percent(c.failed_lower)}")
-
-
-def print_act_rules(point: Thresholds, sure: Thresholds) -> None:
-    """Both act rules side by side with their calib support: answers, right, precision, exact lower bound."""
-    delta = sure.certification.delta
-    level = confidence_percent(delta)
-    codes = code_list(point.out_of_scope)
-    kind = f"an in-scope code (not {codes})" if codes else "a code"
-    print(f"act rules for {percent(point.target)} precision, fitted on {point.eligible} calib answers with {kind}:")
-    print(f"{'rule':<10} {'act when':<21} {'calib answers':>13} {'right':>6} {'precision':>10} "
-          f"{f'{level} lower bound':>16}")
-    for t in (point, sure):
-        if t.act is None:
-            print(f"{t.rule:<10} none: {why_no_act(t)}")
-        else:
-            print(f"{t.rule:<10} {act_when(t):<21} {t.act.kept:13d} {t.act.hits:6d} {percent(t.act.accuracy):>10} "
-                  f"{percent(lower_bound(t.act.hits, t.act.kept, delta)):>16}")
-    c = sure.certification
-    start = f" (at least {c.needed}: fewer cannot reach {percent(c.target)})" if c.needed else ""
-    stop = (f"; here raw >= {c.failed.threshold:.3f}: {c.failed.hits} of {c.failed.kept} right, lower bound "
-            f"{percent(c.failed_lower)}" if c.point is not None and c.failed is not None else "")
-    print(f"certified: raw thresholds keeping 10%, 20%, ... of these calib answers{start},\n"
-          f"  tried from the highest down, stopping at the first whose one-sided {level} exact lower bound falls short\n"
-          f"  (fixed-sequence testing){stop}.\n"
-          f"  If calib and new messages are exchangeable, its precision on new messages is at least {percent(c.target)} "
-          f"with probability\n  at least {level}; the point rule promises nothing beyond calib.")
-
-
-def print_act_on_split(split: str, records: list[ResultsLine], calibrate: Calibrator, rules: list[Thresholds],
-                       level: float = LEVEL) -> None:
-    """What each act rule does on the reported split: answers acted on and coverage, right and precision
-    (exact intervals at `level`), wrong actions."""
-    width = f"{100 * level:.0f}%"
-    print(f"{split} ({len(records)} answers), {width} exact (Clopper-Pearson) intervals:")
-    print(f"{'rule':<10} {'acted':>6}  {'coverage':<22} {'right':>6}  {'precision':<22} {'wrong actions':>13}")
-    for t in rules:
-        result = report(records, route_all(records, calibrate, t), t.out_of_scope)
-        coverage, precision = act_intervals(result, level)
-        print(f"{t.rule:<10} {result.answers['act']:6d}  {interval_text(coverage):<22} {result.right['act']:6d}  "
-              f"{interval_text(precision):<22} {result.wrong_actions:13d}")
+            "can be far below the target")
 
 
 def interval_text(interval: Interval | None) -> str:
@@ -444,24 +372,42 @@ def interval_text(interval: Interval | None) -> str:
     return f"{percent(interval.estimate)} ({percent(interval.low)} - {percent(interval.high)})"
 
 
-def print_thresholds(thresholds: Thresholds) -> None:
-    """The two thresholds of the routes and what they let through on calib, or why a route is missing."""
+# The columns of act_row, aligned with it.
+ACT_COLUMNS = f"{'acted':>6}  {'coverage':<22} {'right':>6}  {'precision':<22} {'wrong actions':>13}"
+
+
+def act_row(result: RouteReport, level: float = LEVEL) -> str:
+    """What the act route did on a split, one row under ACT_COLUMNS: answers acted on and coverage, right and
+    precision (exact intervals at `level`, act_intervals), wrong actions."""
+    coverage, precision = act_intervals(result, level)
+    return (f"{result.answers['act']:6d}  {interval_text(coverage):<22} {result.right['act']:6d}  "
+            f"{interval_text(precision):<22} {result.wrong_actions:13d}")
+
+
+def asked_on(thresholds: Thresholds) -> str:
+    """Which calib answers t_ask was fitted on, as the end of 'the calib answers ...'."""
+    if thresholds.act is not None:
+        return "not acted on"
+    return "with an in-scope code" if thresholds.out_of_scope else "with a code"
+
+
+def threshold_lines(thresholds: Thresholds) -> list[str]:
+    """The three routes of the thresholds, one line each: act and ask with what they let through on calib (or
+    why a route is missing), then hand over."""
     t = thresholds
-    codes = code_list(t.out_of_scope)
-    ask_on = "not acted on" if t.act is not None else "with a code" if not codes else "with an in-scope code"
-    print(f"routes with the {t.rule} rule (ask fitted on the calib answers {ask_on}):")
     if t.act is None:
-        print(f"  act        none: {why_no_act(t)}")
+        act = f"  act        none: {t.why_no_act()}"
     else:
-        print(f"  act   {act_when(t)}  {t.act.hits} of {t.act.kept} calib answers right "
-              f"({percent(t.act.accuracy)}, target {percent(t.target)})")
+        act = (f"  act   {t.act_condition()}  {t.act.hits} of {t.act.kept} calib answers right "
+               f"({percent(t.act.accuracy)}, target {percent(t.target)})")
     if t.ask is None:
-        print(f"  ask        none: no threshold gets the right intent among the two named in "
-              f"{percent(t.ask_target)} of the asked calib answers")
+        ask = (f"  ask        none: no threshold gets the right intent among the two named in "
+               f"{percent(t.ask_target)} of the asked calib answers")
     else:
-        print(f"  ask   calibrated >= {t.ask.threshold:.3f}  right intent among the two named in {t.ask.hits} of "
-              f"{t.ask.kept} asked calib answers ({percent(t.ask.accuracy)}, target {percent(t.ask_target)})")
-    print("  hand over  everything else" + (f", and every {codes} answer (out of scope)" if codes else ""))
+        ask = (f"  ask   calibrated >= {t.ask.threshold:.3f}  right intent among the two named in {t.ask.hits} of "
+               f"{t.ask.kept} asked calib answers ({percent(t.ask.accuracy)}, target {percent(t.ask_target)})")
+    codes = "/".join(sorted(t.out_of_scope))
+    return [act, ask, "  hand over  everything else" + (f", and every {codes} answer (out of scope)" if codes else "")]
 
 
 def print_report(result: RouteReport) -> None:
@@ -477,30 +423,9 @@ def print_report(result: RouteReport) -> None:
         print(f"{name:<10} {answers:7d} {share:>7} {right_text:>14} {top_text:>17}")
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_fit_arguments(parser)
-    add_threshold_arguments(parser)
-    args = parser.parse_args()
-
-    calib_path, calib, path, records = load_fit_and_report(args)
-    calibrate, point = fit_from(calib, args, "point")
-    _, sure = fit_from(calib, args, "certified")
-    thresholds = sure if args.rule == "certified" else point
-    print("calibrated confidence: isotonic regression of post 06, fitted on calib\n")
-    if warning := support_warning(thresholds):
-        print(warning + "\n")
-    print_act_rules(point, sure)
-    print()
-    print_act_on_split(args.split, records, calibrate, [point, sure])
-    print()
-    print_thresholds(thresholds)
-
-    routes = route_all(records, calibrate, thresholds)
-    result = report(records, routes, thresholds.out_of_scope)
-    print(f"\n{args.split}: {result.total} answers routed with the {thresholds.rule} rule\n")
-    print_report(result)
-    print()
+def print_outcome(result: RouteReport, thresholds: Thresholds) -> None:
+    """One line per route: wrong actions, how often a question names the right intent, the hand-overs (and,
+    with out-of-scope messages, the routes they took)."""
     if result.answers["act"]:
         wrong = result.wrong_actions
         print(f"act: {wrong} wrong action{'' if wrong == 1 else 's'} of {result.answers['act']}")
@@ -518,17 +443,44 @@ def main() -> int:
             f"{result.out_of_scope[route]} {route.replace('_', ' ')}" for route in ROUTES)
               + f"; {result.out_of_scope['act'] + result.out_of_scope['ask']} reached act or ask")
 
-    rule = f" ({thresholds.rule} rule)"
-    if thresholds.act is None and thresholds.rule == "point":
-        print(f"\nacted on 0.0% of {args.split} answers: {percent(thresholds.target)} precision is out of reach "
-              f"on calib (best {percent(thresholds.best_act.accuracy)}){rule}")
-    elif thresholds.act is None:
-        print(f"\nacted on 0.0% of {args.split} answers: {percent(thresholds.target)} precision is not certified "
-              f"on calib at {confidence_percent(args.delta)}{rule}")
-    else:
-        wrong = f"{result.wrong_actions} wrong action{'' if result.wrong_actions == 1 else 's'}"
-        print(f"\nacted on {percent(result.coverage)} of {args.split} answers at {percent(result.act_precision)} "
-              f"precision (target {percent(thresholds.target)}), {wrong}{rule}")
+
+def closing_line(thresholds: Thresholds, result: RouteReport, split: str) -> str:
+    """The one number of the post: the share of `split` acted on and at what precision, or why nothing was."""
+    if thresholds.act is None:
+        return (f"acted on 0.0% of {split} answers: {percent(thresholds.target)} precision is out of reach "
+                f"on calib (best {percent(thresholds.best_act.accuracy)})")
+    wrong = f"{result.wrong_actions} wrong action{'' if result.wrong_actions == 1 else 's'}"
+    return (f"acted on {percent(result.coverage)} of {split} answers at {percent(result.act_precision)} "
+            f"precision (target {percent(thresholds.target)}), {wrong}")
+
+
+# The calibration every script of this post uses, as they name it.
+CALIBRATION = "calibrated confidence: isotonic regression of post 06, fitted on calib"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_fit_arguments(parser)
+    add_threshold_arguments(parser)
+    args = parser.parse_args()
+
+    _, calib, _, records = load_fit_and_report(args)
+    calibrate, thresholds = fit_from(calib, args)
+    print(CALIBRATION + "\n")
+    if warning := support_warning(thresholds):
+        print(warning + "\n")
+    print(f"routes (ask fitted on the calib answers {asked_on(thresholds)}):")
+    print("\n".join(threshold_lines(thresholds)))
+
+    result = report(records, route_all(records, calibrate, thresholds), thresholds.out_of_scope)
+    print(f"\n{args.split}: {result.total} answers routed\n")
+    print_report(result)
+    print()
+    print_outcome(result, thresholds)
+    print(f"\nthe act route on {args.split}, with {100 * LEVEL:.0f}% exact (Clopper-Pearson) intervals:")
+    print(ACT_COLUMNS)
+    print(act_row(result))
+    print("\n" + closing_line(thresholds, result, args.split))
     return 0
 
 

@@ -8,8 +8,8 @@ intent ``out_of_scope`` has the code ``I-A``. Its label file
 the registry and this loader add BANKING77's. No message of BANKING77 is out
 of scope, so on its splits an ``I-A`` answer is always wrong: what the code
 costs in accuracy, and what it does to hostile and off-topic messages, is in
-08-routes/BEYOND.md. The five examples of ``out_of_scope`` were written for
-this repository (none is in 08-routes/adversarial/banking77.jsonl).
+08-routes/beyond/README.md. The five examples of ``out_of_scope`` were written for
+this repository (none is in 08-routes/beyond/adversarial/banking77.jsonl).
 """
 from pathlib import Path
 

@@ -24,6 +24,9 @@ from run_tests import dataset_mirror
 import server
 from script_sandbox import FakePath
 
+# and every post's beyond/ folder, whose scripts put it on sys.path themselves: the tests import its modules
+sys.path[1:1] = [str(path) for path in sorted(Path(series.ROOT).glob("[0-9][0-9]-*/beyond"))]
+
 ROOT = series.ROOT
 # Tests read the offline mirror next to the repository (as in CI) unless the
 # caller points elsewhere; without one, the loaders download: run_tests.py's rule,

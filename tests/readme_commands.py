@@ -9,8 +9,8 @@ The plot scripts need matplotlib: without it, the command line reruns itself
 with .venv/bin/python (made by `python3 run_tests.py`) when there is one.
 tests/test_readme_commands.py runs the same commands under pytest.
 
-The convention for commands in the .md files (README.md, BEYOND.md...)
----------------------------------------------------------------------
+The convention for commands in the .md files (README.md, BEYOND.md, beyond/README.md...)
+-------------------------------------------------------------------------------------
 - A command whose output the README shows is a ```console block: a line
   `$ <command>`, then what it prints on stdout, exactly. A line that is only
   `...` stands for any number of lines (for long outputs the README trims).
@@ -307,8 +307,8 @@ def _sh_block(lines: list[str], start: int, end: int, file: str) -> list[Command
 
 
 def readme_files(root: Path = ROOT) -> list[str]:
-    """The .md files git tracks, relative to root: every README.md, and beside a post's README the BEYOND.md
-    of what goes beyond the post (and the like)."""
+    """The .md files git tracks, relative to root: every README.md (a post's, and that of the beyond/ folder
+    of what goes beyond a post), a post's BEYOND.md and the like."""
     listed = subprocess.run(["git", "ls-files", "-z", "*.md"], cwd=root, capture_output=True, text=True,
                             check=True).stdout
     return sorted(filter(None, listed.split("\0")))

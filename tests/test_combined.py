@@ -302,7 +302,7 @@ def test_combined_py_fits_on_calib_writes_both_splits_and_later_posts_read_them(
 
 def test_shortlist_py_lets_the_model_choose_only_among_the_retrievers_codes(client, tmp_path, run_script):
     out = tmp_path / "banking77-shortlist3-calib.jsonl"
-    result = run_script("08-routes/shortlist.py", "--split", "calib", "--limit", "4", "--shortlist", "3",
+    result = run_script("08-routes/beyond/shortlist.py", "--split", "calib", "--limit", "4", "--shortlist", "3",
                         "--out", out, env={"LLAMA_URL": client.url})
     assert result.returncode == 0, result.stderr
     assert "banking77 calib, shortlist of 3: 4 messages" in result.stdout
@@ -327,7 +327,7 @@ def test_route_py_with_a_shortlist_routes_the_combined_decision(client, tmp_path
                 "model_confidence": line["confidence"], "combined_weights": [1.0, 1.0]}
     calib = tmp_path / "banking77-combined3-calib.jsonl"
     calib.write_text("".join(json.dumps(combined_line(n, n % 4 != 0)) + "\n" for n in range(40)))
-    result = run_script("08-routes/route.py", "--other-model", "--shortlist", "3", "--calib", calib, "I was charged twice for one coffee",
+    result = run_script("08-routes/beyond/route_beyond.py", "--other-model", "--shortlist", "3", "--calib", calib, "I was charged twice for one coffee",
                         env={"LLAMA_URL": client.url})
     assert result.returncode == 0, result.stderr
     assert "combined decision: shortlist of 3, P(code) proportional to model^1.000 x retriever^1.000" in result.stdout
@@ -338,7 +338,7 @@ def test_route_py_with_a_shortlist_routes_the_combined_decision(client, tmp_path
 def test_route_py_refuses_a_calib_file_without_combined_weights(client, tmp_path, run_script):
     from result_lines import write_lines
     calib = write_lines(tmp_path / "plain.jsonl", [result_line(n, n % 2 == 0, 0.6) for n in range(10)])
-    result = run_script("08-routes/route.py", "--other-model", "--shortlist", "3", "--calib", calib, "hello",
+    result = run_script("08-routes/beyond/route_beyond.py", "--other-model", "--shortlist", "3", "--calib", calib, "hello",
                         env={"LLAMA_URL": client.url})
     assert result.returncode != 0 and "not one combined.py wrote" in result.stderr
 
@@ -415,7 +415,7 @@ def test_route_py_with_a_shortlist_on_clinc150_uses_the_out_of_scope_term(client
     # Integration: the committed CLINC150 combined calib file (5 weights), the retriever, one request with the
     # shortlist grammar (K-A always allowed) to the real server. The 0.5B test model may answer anything
     # on the shortlist; an out-of-scope decision must hand over.
-    result = run_script("08-routes/route.py", "--other-model", "--dataset", "clinc150", "--shortlist", "5", "how many moons does jupiter have",
+    result = run_script("08-routes/beyond/route_beyond.py", "--other-model", "--dataset", "clinc150", "--shortlist", "5", "how many moons does jupiter have",
                         env={"LLAMA_URL": client.url})
     assert result.returncode == 0, result.stderr
     out = result.stdout

@@ -57,7 +57,7 @@ def test_the_marks_say_why():
 
 @pytest.mark.parametrize("item", [item for item in ADVERSARIAL if item["class"] in GUARDED][::4],
                          ids=lambda item: item["class"])
-def test_route_py_never_acts_on_a_guarded_message_with_the_real_server(client, run_script, item):
-    result = run_script("08-routes/route.py", "--other-model", item["text"], env={"LLAMA_URL": client.url})
+def test_route_beyond_never_acts_on_a_guarded_message_with_the_real_server(client, run_script, item):
+    result = run_script("08-routes/beyond/route_beyond.py", "--other-model", item["text"], env={"LLAMA_URL": client.url})
     assert result.returncode == 0, result.stderr
     assert "route: act" not in result.stdout

@@ -73,7 +73,7 @@ def test_a_message_with_two_right_codes_is_refused():
 
 
 def test_the_committed_calib_runs_give_the_readmes_figures(run_script):
-    result = run_script("08-routes/oos_cost.py", "--split", "calib")
+    result = run_script("08-routes/beyond/oos_cost.py", "--split", "calib")
     assert result.returncode == 0, result.stderr
     assert "calib: 770 messages answered in both" in result.stdout
     assert "answered I-A: " in result.stdout
@@ -81,7 +81,7 @@ def test_the_committed_calib_runs_give_the_readmes_figures(run_script):
 
 def test_a_banking77_file_given_as_the_run_with_the_code_is_refused_in_one_line(run_script):
     from saved_answers import reference_path
-    result = run_script("08-routes/oos_cost.py", "--split", "calib", "--results", str(reference_path("banking77-calib.jsonl")))
+    result = run_script("08-routes/beyond/oos_cost.py", "--split", "calib", "--results", str(reference_path("banking77-calib.jsonl")))
     assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1
     assert "not a banking77oos file" in result.stderr and "--dataset" not in result.stderr
     assert "the banking77 ones with --without" in result.stderr
@@ -89,7 +89,7 @@ def test_a_banking77_file_given_as_the_run_with_the_code_is_refused_in_one_line(
 
 def test_a_banking77oos_file_given_as_the_run_without_the_code_is_refused_in_one_line(run_script):
     from saved_answers import reference_path
-    result = run_script("08-routes/oos_cost.py", "--split", "calib", "--without",
+    result = run_script("08-routes/beyond/oos_cost.py", "--split", "calib", "--without",
                         str(reference_path("banking77oos-calib.jsonl")))
     assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1
     assert "not a banking77 file" in result.stderr and "takes the banking77oos answers with --results" in result.stderr

@@ -96,14 +96,17 @@ def test_marker_lines_that_do_not_pair_up_are_an_error_naming_the_line(text, pro
 FOLDERS = module_folders(["00-setup/server.py", "00-setup/gb10/helper.py", "datasets/banking77.py",
                           "02-forcing-a-valid-answer/prompt.py", "02-forcing-a-valid-answer/run.py",
                           "03-where-confidence-comes-from/run.py", "04-is-the-confidence-honest/ece.py",
+                          "04-is-the-confidence-honest/beyond/bins.py", "04-is-the-confidence-honest/other/x.py",
                           "series.py", "tests/conftest.py"])
 POST_FOLDERS = ["00-setup", "02-forcing-a-valid-answer", "03-where-confidence-comes-from", "04-is-the-confidence-honest"]
 
 
 def test_module_names_map_to_the_top_level_py_files_of_post_folders_and_datasets():
     assert FOLDERS == {"server": "00-setup", "banking77": "datasets", "prompt": "02-forcing-a-valid-answer",
-                       "run": "02-forcing-a-valid-answer", "ece": "04-is-the-confidence-honest"}
-    # run.py is in 02 and 03: the earliest post wins; gb10/helper.py is not on sys.path, series.py not a post's
+                       "run": "02-forcing-a-valid-answer", "ece": "04-is-the-confidence-honest",
+                       "bins": "04-is-the-confidence-honest"}
+    # run.py is in 02 and 03: the earliest post wins; gb10/helper.py and other/x.py are not on sys.path (a
+    # beyond/ folder is, put there by its own scripts: its modules are its post's), series.py not a post's
     assert folder_post("datasets") == 0 and folder_post("results") is None
 
 
@@ -266,6 +269,12 @@ def test_readme_and_pyproject_of_a_tag_list_only_its_posts(tagged):
     assert "| [00-setup]" in post_00 and "| [01-" not in post_00 and "typed.py" not in post_00
     assert "08-routes/route.py" not in show(tagged.repo, "post-07", "README.md")
     assert "08-routes/route.py" in show(tagged.repo, "post-08", "README.md")
+    # the work beyond post 08 is in post-08's tag, in its own folder, and in no earlier tag
+    beyond = [name for name in files(tagged.repo, "post-08") if name.startswith("08-routes/beyond/")]
+    assert "08-routes/beyond/README.md" in beyond and "08-routes/beyond/certified_routes.py" in beyond
+    assert not any("/beyond/" in name for name in files(tagged.repo, "post-07"))
+    assert "tests/test_certified_routes.py" not in files(tagged.repo, "post-07", "tests")
+    assert "tests/test_shortlist.py" not in files(tagged.repo, "post-07", "tests")   # imports only beyond and 02
 
 
 def test_tags_are_chained_from_the_source_commit_with_a_fixed_identity_and_its_date(tagged):

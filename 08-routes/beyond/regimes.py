@@ -1,12 +1,12 @@
 """Beyond the series: the model, the cheap baseline and the combined decision, each in its regime of labelled messages.
 
-    python3 08-routes/regimes.py                     # BANKING77
-    python3 08-routes/regimes.py --dataset clinc150
+    python3 08-routes/beyond/regimes.py                     # BANKING77
+    python3 08-routes/beyond/regimes.py --dataset clinc150
 
 One table of the whole decisions, read as posts 04-08 read them (no
 server; your own complete run of a row, else its committed reference run,
 files not named): the model alone (post 03's run), post 01's
-logistic regression (08-routes/baseline_lines.py: linear5, linear15,
+logistic regression (08-routes/beyond/baseline_lines.py: linear5, linear15,
 linearall) and the combined decisions of combined.py (shortlists from the
 retriever fitted on the prompt's examples, from post 01's nearest
 neighbours, from the full-data logistic regression), each followed by
@@ -39,8 +39,10 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 import series  # puts the post folders on sys.path
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # and this beyond folder, for its own modules
+from certified_routes import RULES, fit_rule
 from combined import combined_decisions, combined_variant, labelled_messages, shortlist_variant
 from ece import ece, outcomes
 from labels import split_code
@@ -48,7 +50,7 @@ from linear import example_messages, regime_messages
 from prompt import prompt_examples
 from registry import DATASETS, Dataset, add_dataset_argument
 from results_record import ResultsLine
-from routes import RULES, TARGET, fit_calibration, fit_thresholds, report, route_all
+from routes import TARGET, fit_calibration, report, route_all
 from saved_answers import read_split
 from separation import SingleClassError, auroc
 
@@ -72,19 +74,19 @@ class Row:
 def shortlist_rows(name: str, source: str, fitted_on: str) -> tuple[Row, Row]:
     """The combined decision on shortlist.py's runs from `source`, and the same product without the model."""
     option = "" if source == "knn" else f" --source {source}"
-    runs = (f"python3 08-routes/shortlist.py{{dataset}}{option} --split calib, the same with --split test")
+    runs = (f"python3 08-routes/beyond/shortlist.py{{dataset}}{option} --split calib, the same with --split test")
     return (Row(f"combined, {name}", combined_variant(5, source), fitted_on,
-                f"{runs}, then python3 08-routes/combined.py{{dataset}}{option}"),
+                f"{runs}, then python3 08-routes/beyond/combined.py{{dataset}}{option}"),
             Row("  the same without the model", shortlist_variant(5, source), fitted_on, runs, without_model=True,
                 full_name=f"combined without the model, {name}"))
 
 
 ROWS = (
     Row("model alone (CPU default)", "", "prompt", "python3 03-where-confidence-comes-from/run.py{dataset} --split calib, the same with --split test"),
-    Row("logistic regression, the examples", "linear5", "examples", "python3 08-routes/baseline_lines.py{dataset}"),
-    Row("logistic regression, the examples and calib", "linear15", "examples+calib", "python3 08-routes/baseline_lines.py{dataset}"),
+    Row("logistic regression, the examples", "linear5", "examples", "python3 08-routes/beyond/baseline_lines.py{dataset}"),
+    Row("logistic regression, the examples and calib", "linear15", "examples+calib", "python3 08-routes/beyond/baseline_lines.py{dataset}"),
     *shortlist_rows("shortlists of the 5-per-intent classifier", "examples", "examples"),
-    Row("logistic regression, all training messages", "linearall", "full", "python3 08-routes/baseline_lines.py{dataset}"),
+    Row("logistic regression, all training messages", "linearall", "full", "python3 08-routes/beyond/baseline_lines.py{dataset}"),
     *shortlist_rows("shortlists of post 01's nearest neighbours", "knn", "full"),
     *shortlist_rows("shortlists of the full logistic regression", "linear", "full"),
 )
@@ -136,7 +138,7 @@ def figures(calib: list[ResultsLine], test: list[ResultsLine], out_of_scope: fro
     calibrate = fit_calibration(calib)
     act = {}
     for rule in RULES:
-        thresholds = fit_thresholds(calib, calibrate, out_of_scope=out_of_scope, rule=rule)
+        thresholds = fit_rule(calib, calibrate, out_of_scope=out_of_scope, rule=rule)
         result = report(test, route_all(test, calibrate, thresholds), out_of_scope)
         act[rule] = (result.coverage, result.act_precision)
     return Figures(sum(r.correct for r in inside) / len(inside), ece(confidences, corrects),

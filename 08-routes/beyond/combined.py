@@ -1,10 +1,10 @@
 """A combined decision: the model's renormalized probabilities and the retriever's scores, weighed on calib.
 
-    python3 08-routes/combined.py                      # BANKING77, shortlist of 5: fit on calib, report on test
-    python3 08-routes/combined.py --dataset clinc150    # CLINC150, its out-of-scope code with a term of its own
-    python3 08-routes/routes.py --variant combined5    # post 08's routes on the combined decisions
+    python3 08-routes/beyond/combined.py                               # BANKING77, shortlist of 5: fit on calib, report on test
+    python3 08-routes/beyond/combined.py --dataset clinc150            # CLINC150, its out-of-scope code with a term of its own
+    python3 08-routes/beyond/certified_routes.py --variant combined5   # post 08's routes on the combined decisions
 
-A shortlist run (08-routes/shortlist.py --shortlist K) asks the model to
+A shortlist run (08-routes/beyond/shortlist.py --shortlist K) asks the model to
 choose among the K intents that the TF-IDF retriever of post 01's baseline
 ranks first, with the same cached system prompt and a grammar that allows
 only those K codes. Each line then holds two opinions about the same K codes:
@@ -52,7 +52,7 @@ weights fitted on calib the same way: the retriever's scores renormalized
 over the shortlist with a fitted exponent), on the same messages, with the
 paired 95% interval of oos_cost.py (Agresti, Categorical Data Analysis,
 11.1). On BANKING77 that decision picks the retriever's first code; its
-confidence is what the model's is compared with (08-routes/regimes.py).
+confidence is what the model's is compared with (08-routes/beyond/regimes.py).
 
 combined.py writes the decision into results lines with the fields of
 post 03 (code, correct, confidence = p_group x p_intent_given_group, the
@@ -71,8 +71,9 @@ import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 import series  # puts the post folders on sys.path
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # and this beyond folder, for its own modules
 from labels import split_code
 from oos_cost import paired_cost
 from prompt import load_prompt
@@ -125,7 +126,7 @@ def line_shortlist(line: ResultsLine, where: str = "") -> tuple[tuple[str, float
             isinstance(p, list) and len(p) == 2 and isinstance(p[0], str) and len(p[0]) == 3 and p[0][1] == "-"
             and is_number(p[1]) for p in pairs)):
         raise ValueError(f"{where or line.id}: field 'shortlist' is {pairs!r}: not a list of [code, score] pairs; "
-                         "not a line written by 08-routes/shortlist.py")
+                         "not a line written by 08-routes/beyond/shortlist.py")
     return tuple((code, score) for code, score in pairs)
 
 

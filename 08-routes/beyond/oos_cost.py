@@ -1,7 +1,7 @@
 """What an out-of-scope code costs on BANKING77: the same messages asked with and without I-A (beyond the series).
 
-    python3 08-routes/oos_cost.py --split calib       # the 770 calibration messages
-    python3 08-routes/oos_cost.py --results 08-routes/reference/qwen2.5-coder-1.5b-instruct-q4_k_m/banking77oos-test-first770.jsonl
+    python3 08-routes/beyond/oos_cost.py --split calib       # the 770 calibration messages
+    python3 08-routes/beyond/oos_cost.py --results 08-routes/reference/qwen2.5-coder-1.5b-instruct-q4_k_m/banking77oos-test-first770.jsonl
 
 banking77oos (datasets/banking77oos.py) is BANKING77 plus the code I-A for a
 message that is not a request to the bank. Every BANKING77 message is a
@@ -27,8 +27,9 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 import series  # puts the post folders on sys.path
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # and this beyond folder, for its own modules
 from out_of_scope import code_list, out_of_scope_codes
 from registry import SPLITS
 from results_record import ResultsLine

@@ -1,7 +1,7 @@
 """Beyond the series: post 01's logistic regression as post 03's results lines, so posts 04-08 read it.
 
-    python3 08-routes/baseline_lines.py                      # BANKING77: linear5, linear15, linearall
-    python3 08-routes/baseline_lines.py --dataset clinc150
+    python3 08-routes/beyond/baseline_lines.py                      # BANKING77: linear5, linear15, linearall
+    python3 08-routes/beyond/baseline_lines.py --dataset clinc150
     python3 04-is-the-confidence-honest/ece.py --variant linear15
 
 The series' method (renormalized probabilities, calibration on the calib
@@ -37,8 +37,9 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 import series  # puts the post folders on sys.path
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # and this beyond folder, for its own modules
 from combined import step_distributions
 from labels import split_code
 from linear import C, EPOCHS, FOLDS, SEED, VERSION, fits_probabilities, regime_fits, regime_messages

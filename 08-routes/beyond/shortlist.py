@@ -1,9 +1,9 @@
 """A shortlist: the model chooses only among the retriever's top K codes (beyond the series).
 
-    python3 08-routes/shortlist.py --split calib            # 770 calibration messages, shortlists of 5
-    python3 08-routes/shortlist.py                          # the 3,080 test messages
-    python3 08-routes/shortlist.py --dataset clinc150 --split calib --shortlist 5
-    python3 08-routes/shortlist.py --source examples --split calib   # the shortlist of the 5-per-intent classifier
+    python3 08-routes/beyond/shortlist.py --split calib            # 770 calibration messages, shortlists of 5
+    python3 08-routes/beyond/shortlist.py                          # the 3,080 test messages
+    python3 08-routes/beyond/shortlist.py --dataset clinc150 --split calib --shortlist 5
+    python3 08-routes/beyond/shortlist.py --source examples --split calib   # the shortlist of the 5-per-intent classifier
 
 Post 03's run.py with one change: a ranking of the intents comes first, and
 each request's grammar allows only its top K codes (on a
@@ -33,8 +33,9 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 import series  # puts the post folders on sys.path
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # and this beyond folder, for its own modules
 from batch import RunStopped, pick_messages, run_messages
 from combined import shortlist_variant, source_messages
 from llama_http import exit_on_server_errors

@@ -1,8 +1,8 @@
 """Conformal ask sets: for each message, a set of codes that holds the right one with a chosen probability.
 
-    python3 08-routes/ask_sets.py                        # BANKING77: fit on calib, sets on test, alpha 0.1 and 0.2
-    python3 08-routes/ask_sets.py --dataset clinc150
-    python3 08-routes/ask_sets.py --alpha 0.3 --results my-test-run.jsonl --calib my-calib-run.jsonl
+    python3 08-routes/beyond/ask_sets.py                        # BANKING77: fit on calib, sets on test, alpha 0.1 and 0.2
+    python3 08-routes/beyond/ask_sets.py --dataset clinc150
+    python3 08-routes/beyond/ask_sets.py --alpha 0.3 --results my-test-run.jsonl --calib my-calib-run.jsonl
 
 The ask route of routes.py names two intents, the answer and its runner-up,
 and cannot say how often the right one is among them on new messages. Split
@@ -42,8 +42,9 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 import series  # puts the post folders on sys.path
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # and this beyond folder, for its own modules
 from guarantee import LEVEL, Interval, check_probability, clopper_pearson, number_argument
 from labels import split_code
 from out_of_scope import out_of_scope_codes

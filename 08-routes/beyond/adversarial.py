@@ -1,11 +1,11 @@
 """Hostile and odd messages through the whole router (beyond the series): can a message reach act by asking?
 
-    python3 08-routes/adversarial.py                  # the committed set, the model alone and the combined decision
-    python3 08-routes/adversarial.py --limit 10       # its first 10 messages
-    python3 00-setup/server.py warm banking77oos      # then: the model with an out-of-scope code I-A
-    python3 08-routes/adversarial.py --dataset banking77oos
+    python3 08-routes/beyond/adversarial.py                  # the committed set, the model alone and the combined decision
+    python3 08-routes/beyond/adversarial.py --limit 10       # its first 10 messages
+    python3 00-setup/server.py warm banking77oos             # then: the model with an out-of-scope code I-A
+    python3 08-routes/beyond/adversarial.py --dataset banking77oos
 
-The set (08-routes/adversarial/banking77.jsonl, written for this repository)
+The set (08-routes/beyond/adversarial/banking77.jsonl, written for this repository)
 holds messages of nine kinds: a code named in the message, an intent name, an
 order to the classifier, chat-template markup, SQL or HTML, off-topic
 requests, other languages, noise, and long rambling text. Each message gets
@@ -33,8 +33,10 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 import series  # puts the post folders on sys.path
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # and this beyond folder, for its own modules
+from certified_routes import thresholds_of_rule
 from typed_lines import read_answer
 from decision import ask_code
 from guard import verdict
@@ -44,8 +46,9 @@ from llama_http import Client, exit_on_server_errors
 from out_of_scope import code_list, out_of_scope_codes
 from prompt import load_prompt
 from registry import DATASETS
-from route import live_line, shortlist_decision
-from routes import route_of, thresholds_from
+from route import live_line
+from route_beyond import shortlist_decision
+from routes import route_of
 from saved_answers import default_results
 from typed_request import TOP_LOGPROBS, probe
 
@@ -71,7 +74,7 @@ def main() -> int:
     parser.add_argument("--dataset", choices=sorted(DATASETS), default="banking77",
                         help="whose prompt and calib files (default: banking77; banking77oos adds the code I-A)")
     parser.add_argument("--set", type=Path, help="the messages (default: the committed set of the dataset, "
-                        "08-routes/adversarial/banking77.jsonl for both)")
+                        "08-routes/beyond/adversarial/banking77.jsonl for both)")
     parser.add_argument("--limit", type=int, help="only the first N messages")
     parser.add_argument("--other-model", action="store_true",
                         help="route with thresholds fitted on another model's answers than the server's (a demonstration)")
@@ -94,7 +97,7 @@ def main() -> int:
         for name, (target, ask_target) in TARGETS.items():
             options = argparse.Namespace(calib=None, dataset=args.dataset, variant=variant, target=target,
                                          ask_target=ask_target, rule="point", delta=DELTA)
-            calib, calibrate, thresholds = thresholds_from(options)
+            calib, calibrate, thresholds = thresholds_of_rule(options)
             models = {r.model for r in calib.records}
             if models != {info["model"]} and not args.other_model:
                 raise ValueError(f"the server runs {info['model']}, the thresholds come from {', '.join(sorted(models))}: "

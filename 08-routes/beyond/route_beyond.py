@@ -1,0 +1,170 @@
+"""route.py with what goes beyond the post: the certified rule, conformal ask sets, the shortlist, the guard.
+
+    python3 08-routes/beyond/route_beyond.py --target 0.60 --rule certified "where is my card?"
+    python3 08-routes/beyond/route_beyond.py --alpha 0.2 "where is my card?"     # and its conformal ask set
+    python3 08-routes/beyond/route_beyond.py --shortlist 5 "where is my card?"   # the combined decision (combined.py)
+
+Post 08's route.py routes one message through the running server; this
+script does the same with its functions and adds, on top:
+
+- the guard (guard.py), always on: a message that carries one of its marks
+  is never acted on, whatever its confidence (it is handed over);
+- --rule certified: act only above a raw confidence whose calib precision is
+  certified at level 1 - --delta (certified_routes.py);
+- --alpha: also print the message's conformal ask set (ask_sets.py): the
+  codes that hold the right one with probability at least 1 - alpha, and
+  the route that set gives;
+- --shortlist K: the combined decision (combined.py): the model chooses
+  among the retriever's top K codes, weighed with the retriever; the
+  calibration and thresholds come from the combinedK calib file.
+
+Without these options it prints what route.py prints, the guard aside.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import replace
+from pathlib import Path
+from typing import Callable
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+import series  # puts the post folders on sys.path
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # and this beyond folder, for its own modules
+from ask_sets import ConformalFit, Groups, alpha_value, fit_conformal, label_groups, prediction_set, set_route
+from certified_routes import CertifiedThresholds, add_rule_arguments, rule_warning, thresholds_of_rule
+from combined import Weights, combined_record
+from customer_messages import ROUTED
+from guarantee import confidence_percent
+from guard import verdict
+from llama_http import Client, exit_on_server_errors
+from prompt import Prompt, load_prompt
+from registry import DATASETS
+from results_record import ResultsLine
+from route import (add_route_arguments, ask_live, calibrated_of, check_messages, clarifying_question, connect,
+                   describe_thresholds, print_action, print_answer, print_setup)
+from routes import Calibrator, Thresholds, route_of
+from shortlist import shortlist_of, shortlisted
+from typed_request import probe
+
+
+def print_route(message: str, record: ResultsLine, prompt: Prompt, calibrate: Calibrator, thresholds: Thresholds,
+                conformal: tuple[ConformalFit, Groups] | None = None) -> str:
+    """route.print_route with the guard before act; return the route.
+
+    A message that carries a mark of guard.py is handed over where the
+    thresholds would act, and the line before the route says why.
+    conformal: a fit of ask_sets.py and the groups of the prompt; when given,
+    the message's ask set and the route it gives are printed after the route.
+    """
+    calibrated = calibrated_of(record, calibrate)
+    route = route_of(record, calibrated, thresholds)
+    print_answer(message, record, calibrated)
+    if route == "act" and (why := verdict(message)):
+        print(f"guard: not acted on, whatever the confidence: {why}")
+        route = "hand_over"
+    print_action(route, record, prompt, calibrated, thresholds.out_of_scope)
+    if conformal is not None:
+        print_ask_set(record, prompt, *conformal, thresholds.out_of_scope, guarded=verdict(message) is not None)
+    return route
+
+
+def print_ask_set(record: ResultsLine, prompt: Prompt, fit: ConformalFit, groups: Groups,
+                  out_of_scope: frozenset[str], guarded: bool = False) -> None:
+    """The conformal ask set of one answer: its codes (up to three named), and what the set route does
+    (guarded: the message carries a mark of guard.py, so an act becomes a hand-over)."""
+    codes = prediction_set(record, fit, groups)
+    shown = ", ".join(codes[:3]) + (f" and {len(codes) - 3} more" if len(codes) > 3 else "")
+    print(f"ask set (alpha {fit.alpha:.2f}: holds the right intent with probability >= {100 * (1 - fit.alpha):.0f}%): "
+          f"{len(codes)} code{'s' * (len(codes) != 1)}" + (f": {shown}" if codes else ""))
+    route = set_route(codes, out_of_scope)
+    if route == "act" and guarded:
+        print("set route: hand over (the guard: not acted on)")
+    elif route == "act":
+        print(f"set route: act (one candidate: {prompt.intents[codes[0]].name})")
+    elif route == "ask":
+        print(f"set route: ask: {clarifying_question(*(prompt.intents[code] for code in codes))}")
+    else:
+        print("set route: hand over (" + ("no code is likely enough" if not codes else
+                                           "out of scope" if len(codes) == 1 else "too many to ask about") + ")")
+
+
+def describe_rule(thresholds: Thresholds) -> str:
+    """route.describe_thresholds; the certified rule says it compares the raw confidence, and its level."""
+    t = thresholds
+    if not isinstance(t, CertifiedThresholds):
+        return describe_thresholds(t)
+    level = confidence_percent(t.certification.delta)
+    act = (f"act raw >= {t.t_act:.3f} (certified at {level})" if t.t_act is not None
+           else f"act none ({100 * t.target:.1f}% precision not certified at {level})")
+    ask = f"ask >= {t.t_ask:.3f}" if t.t_ask is not None else "ask none"
+    return f"{act}, {ask}"
+
+
+def with_shortlist(record: ResultsLine, shortlist: tuple[tuple[str, float], ...]) -> ResultsLine:
+    """A live line with the retriever's shortlist ((code, score) pairs, best first) in its extra fields, as
+    shortlist.py writes it, so that combined_record reads it."""
+    return replace(record, extra={"shortlist": [[code, score] for code, score in shortlist]})
+
+
+def shortlist_decision(args, prompt: Prompt, calib: list[ResultsLine], client: Client,
+                       model: str) -> Callable[[str], ResultsLine]:
+    """message -> the record of its combined decision (combined.py): the model asked among the retriever's
+    top --shortlist codes, weighed with the retriever by the weights stored in the combined calib file.
+
+    Prints the weights. Raises ValueError when the calib file carries no weights (not a combined file).
+    """
+    weights = {Weights.of_line(r) for r in calib} - {None}
+    if len(weights) != 1:
+        raise ValueError("the calibration file of --shortlist is not one combined.py wrote: "
+                         "run 08-routes/beyond/combined.py")
+    (fitted,) = weights
+    print(f"combined decision: shortlist of {args.shortlist}, P(code) proportional to {fitted.describe()}")
+    dataset = DATASETS[args.dataset]
+    out_of_scope = dataset.out_of_scope_codes()
+    retriever = dataset.fit_retriever()
+    intent_of = {code: meaning.intent for code, meaning in prompt.codes.items()}
+
+    def decide(message: str) -> ResultsLine:
+        shortlist = shortlist_of(retriever.rank(message), prompt, args.shortlist, out_of_scope)
+        narrowed = shortlisted(prompt, [code for code, _ in shortlist])
+        record = with_shortlist(ask_live(client, narrowed, message, model), tuple(shortlist))
+        return combined_record(record, fitted, intent_of, out_of_scope)
+    return decide
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_route_arguments(parser)
+    add_rule_arguments(parser)
+    parser.add_argument("--alpha", type=alpha_value,
+                        help="also print the conformal ask set at this miss rate, in (0, 1) (ask_sets.py)")
+    parser.add_argument("--shortlist", type=int, metavar="K",
+                        help="the combined decision: the model chooses among the retriever's top K (on CLINC150 the "
+                             "out-of-scope code K-A too, with its own term), weighed with the retriever as combined.py "
+                             "fitted it; calibration and thresholds from the combinedK calib file")
+    args = parser.parse_args()
+    if args.shortlist is not None and args.shortlist < 1:
+        parser.error("--shortlist must be 1 or more")
+    args.variant = f"combined{args.shortlist}" if args.shortlist else ""
+    check_messages(parser, args)
+
+    calib, calibrate, thresholds = thresholds_of_rule(args)
+    client, info = connect(calib, args.other_model)
+    prompt = load_prompt(args.dataset)
+    probe(client, prompt)
+    conformal = None if args.alpha is None else (fit_conformal(calib.records, args.alpha), label_groups(prompt.intents))
+    print_setup(client, info, calib, describe_rule(thresholds), rule_warning(thresholds))
+    if args.shortlist:
+        decide = shortlist_decision(args, prompt, calib.records, client, info["model"])
+    else:
+        def decide(message: str) -> ResultsLine:
+            return ask_live(client, prompt, message, info["model"])
+    for message in args.messages or ROUTED:
+        print()
+        print_route(message, decide(message), prompt, calibrate, thresholds, conformal)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(exit_on_server_errors(main))

@@ -1,0 +1,53 @@
+"""The work beyond a post lives in the post's beyond/ folder: it imports the post, the post never imports it."""
+import ast
+from pathlib import Path
+
+import pytest
+import series
+
+ROOT = series.ROOT
+BEYOND = sorted(ROOT.glob("[0-9][0-9]-*/beyond"))
+# The two lines every script starts with (series.py), then the one line that adds its own beyond/ folder.
+PATH_LINES = ("sys.path.insert(0, str(Path(__file__).resolve().parents[2]))\n"
+              "import series  # puts the post folders on sys.path\n"
+              "sys.path.insert(0, str(Path(__file__).resolve().parent))  # and this beyond folder, for its own modules\n")
+
+
+def imported(path: Path) -> set[str]:
+    """Top-level names of the modules a file imports anywhere in it."""
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.Import):
+            names |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.add(node.module.split(".")[0])
+    return names
+
+
+def beyond_modules() -> dict[str, Path]:
+    return {path.stem: path for folder in BEYOND for path in sorted(folder.glob("*.py"))}
+
+
+def test_post_08_has_a_beyond_folder_with_its_readme():
+    assert ROOT / "08-routes" / "beyond" in BEYOND
+    assert (ROOT / "08-routes" / "beyond" / "README.md").exists()
+    assert not (ROOT / "08-routes" / "BEYOND.md").exists()
+
+
+def test_module_names_are_unique_across_post_folders_and_beyond_folders():
+    top = set(series.module_files())
+    names = [path.stem for folder in BEYOND for path in folder.glob("*.py")]
+    assert sorted(set(names) & top) == [] and len(names) == len(set(names))
+
+
+@pytest.mark.parametrize("path", sorted(beyond_modules().values()), ids=lambda path: path.name)
+def test_every_beyond_script_puts_the_post_folders_and_its_own_folder_on_the_path(path):
+    assert path.read_text(encoding="utf-8").count(PATH_LINES) == 1
+
+
+def test_no_post_module_imports_beyond_code():
+    beyond = beyond_modules()
+    offenders = [f"{path.relative_to(ROOT)} imports {name}"
+                 for folder in series.FOLDERS for path in sorted(folder.glob("*.py"))
+                 for name in sorted(imported(path) & beyond.keys())]
+    assert offenders == []
