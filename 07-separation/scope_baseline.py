@@ -32,6 +32,7 @@ from baseline import (HEADER, LINEAR_HEADER, LINEAR_TITLE, METHODS, accuracy, be
                       ranked_splits, regime_fit, row)
 from neighbours import recall_at
 from registry import DATASETS, Dataset
+from script_exit import exit_on_bad_input
 
 SCOPED = sorted(name for name, dataset in DATASETS.items() if dataset.out_of_scope_intents)
 
@@ -89,8 +90,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except (ValueError, OSError) as error:  # a dataset that cannot be read or downloaded: one line
-        print(f"error: {error}", file=sys.stderr)
-        sys.exit(2)
+    sys.exit(exit_on_bad_input(main))

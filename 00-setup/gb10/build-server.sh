@@ -5,7 +5,8 @@
 #
 # This is the GB10 reference path. It has NOT been run or tested on the
 # machine this repository is developed on (no GPU, no Docker engine there);
-# only shellcheck and --dry-run are checked. Read it before you run it.
+# the tests only shellcheck it and run it against fake docker, git, curl and uvx
+# that record their calls. Read it before you run it.
 #
 # Run `build-server.sh --help` for the settings and their defaults.
 set -euo pipefail

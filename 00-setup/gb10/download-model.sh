@@ -7,7 +7,8 @@
 #
 # This is the GB10 reference path. It has NOT been run or tested on the
 # machine this repository is developed on (no Hugging Face access there);
-# only shellcheck and --dry-run are checked.
+# the tests only shellcheck it and run it against fake docker, git, curl and uvx
+# that record their calls.
 #
 # Run `download-model.sh --help` for the settings and their defaults.
 set -euo pipefail

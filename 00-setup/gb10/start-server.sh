@@ -9,7 +9,8 @@
 #
 # This is the GB10 reference path. It has NOT been run or tested on the
 # machine this repository is developed on (no GPU, no Docker engine there);
-# only shellcheck and --dry-run are checked.
+# the tests only shellcheck it and run it against fake docker, git, curl and uvx
+# that record their calls.
 #
 # Needs: the image from build-server.sh, the model from download-model.sh,
 # and the NVIDIA Container Toolkit on the host (for `docker run --gpus`).
