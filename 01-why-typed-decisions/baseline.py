@@ -160,17 +160,12 @@ def beat_line(split: str, beat: dict[str, float]) -> str:
 METHODS = ("both", "neighbours", "linear")
 
 
-def add_method_argument(parser: argparse.ArgumentParser) -> None:
-    """--method: which baselines to run (METHODS; default both)."""
-    parser.add_argument("--method", choices=METHODS, default="both",
-                        help="nearest neighbours (seconds), logistic regression (minutes the first time) or both "
-                             "(default)")
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_dataset_argument(parser)
-    add_method_argument(parser)
+    parser.add_argument("--method", choices=METHODS, default="both",
+                        help="nearest neighbours (seconds), logistic regression (minutes the first time) or both "
+                             "(default)")
     parser.add_argument("--all-train", action="store_true",
                         help="BANKING77, nearest neighbours: also fit on all 10,003 training messages and show the "
                              "test difference")
