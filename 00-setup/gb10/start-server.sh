@@ -155,7 +155,9 @@ if [ "$DRY_RUN" -eq 1 ]; then
     exit 0
 fi
 
-deadline=$((SECONDS + HEALTH_TIMEOUT))
+# The bound is counted in pauses, not read from the clock: HEALTH_TIMEOUT / HEALTH_INTERVAL pauses (rounded
+# down, so the pauses never add up to more than HEALTH_TIMEOUT), then one last ask.
+pauses_left=$((HEALTH_TIMEOUT / HEALTH_INTERVAL))
 status=""
 while :; do
     status="$("${health_cmd[@]}" 2>/dev/null || true)"
@@ -165,11 +167,12 @@ while :; do
         docker logs --tail 50 "$CONTAINER_NAME" >&2 || true
         die "the container stopped before /health answered 200 (logs above)"
     fi
-    if [ "$SECONDS" -ge "$deadline" ]; then
+    if [ "$pauses_left" -le 0 ]; then
         docker logs --tail 50 "$CONTAINER_NAME" >&2 || true
         die "/health did not answer 200 within ${HEALTH_TIMEOUT}s (last status: ${status:-none}); the container is still running: docker rm -f $CONTAINER_NAME"
     fi
     sleep "$HEALTH_INTERVAL"
+    pauses_left=$((pauses_left - 1))
 done
 
 echo "llama-server is ready"
