@@ -108,11 +108,10 @@ def build_prompt(labels: LabelSet, examples_per_intent: int = EXAMPLES, descript
     examples_per_intent: how many of each intent's examples go into the
     prompt (0 to 5 with the shipped files). descriptions: include the one-line
     descriptions. instructions: the paragraph that opens the prompt (BANKING77's
-    by default); closing: its last line (CLOSING by default); 03's
-    json_output.py asks for JSON with the same list by changing only these two.
-    The list follows the label set's order, so a LabelSet with the intents in
-    another order and other letters (07's letter_order.py) gets its own prompt
-    and grammar from here too. Raises ValueError when examples_per_intent is
+    by default); closing: its last line (CLOSING by default): another kind of
+    answer asks with the same list by changing only these two. The list
+    follows the label set's order, so a LabelSet with the intents in another
+    order and other letters gets its own prompt and grammar from here too. Raises ValueError when examples_per_intent is
     negative.
     """
     if examples_per_intent < 0:

@@ -32,7 +32,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # puts the post folders on sys.path
 from calib_split import add_fit_arguments, load_fit_and_report
 from ece import check_inputs, outcomes
-from guarantee import DELTA, Certification, add_delta_argument, certify, confidence_percent
 from isotonic import confidence_variants
 
 TARGETS = (0.95, 0.98, 0.99)
@@ -252,27 +251,6 @@ def coverage_at_accuracy(points: list[SweepPoint], target: float) -> SweepPoint 
     return max(reached, key=lambda p: p.coverage) if reached else None
 
 
-def certified_coverage(points: list[SweepPoint], target: float, delta: float = DELTA) -> Certification:
-    """The largest coverage whose selective accuracy is certified to reach `target` at level 1 - delta.
-
-    points: accuracy_coverage(...) output. The thresholds tried are the ones
-    of the accuracy-coverage table: for each of COVERAGES (10%, 20%, ...,
-    100%) the highest threshold that keeps at least that share of the answers
-    (point_at_coverage). They depend on the confidences only, never on which
-    answers were right, as fixed-sequence testing needs; guarantee.certify
-    tries them from the highest down and stops at the first whose exact lower
-    bound falls short. A finer grid would find a threshold closer to the edge,
-    but stop sooner at a dip: the few most confident answers are a small and
-    noisy sample. Raises ValueError as guarantee.certify does.
-    """
-    grid = []
-    for share in COVERAGES:
-        point = point_at_coverage(points, share)
-        if not grid or grid[-1] != point:  # ties can make two shares one threshold
-            grid.append(point)
-    return certify(grid, target, delta)
-
-
 def point_at_coverage(points: list[SweepPoint], coverage: float) -> SweepPoint:
     """The highest threshold that keeps at least `coverage` (in (0, 1]) of the answers.
 
@@ -319,10 +297,8 @@ def share(count: int, total: int) -> str:
     return f"{count:8d} ({100 * count / total if total else 0.0:5.2f}%)"
 
 
-def print_summary(variants: dict[str, list[float]], corrects: list[bool],
-                  delta: float = DELTA) -> dict[str, float | None]:
-    """AUROC and AURC of each variant, then the coverage at each target, point and certified at level 1 - delta;
-    returns the AUROCs (None if undefined)."""
+def print_summary(variants: dict[str, list[float]], corrects: list[bool]) -> dict[str, float | None]:
+    """AUROC and AURC of each variant, then the coverage at each target; returns the AUROCs (None if undefined)."""
     print(f"{'':<12} {'AUROC':>6} {'AURC':>7}")
     aurocs, undefined = {}, None
     for name, confidences in variants.items():
@@ -336,41 +312,29 @@ def print_summary(variants: dict[str, list[float]], corrects: list[bool],
         print(f"AUROC undefined: {undefined}")
     print(f"AURC of a perfect ranking of these answers {optimal_aurc(corrects):.4f}, "
           f"of a ranking that knows nothing {1 - sum(corrects) / len(corrects):.4f} (1 - accuracy)")
+    print()
+    print_targets(variants, corrects)
+    return aurocs
 
-    level = confidence_percent(delta)
-    print("\nlargest coverage at a selective accuracy of at least the target (answers kept, threshold):\n"
-          f"point: on these answers; certified: its one-sided {level} lower bound reaches the target")
-    print(f"{'':<12} {'target':>6}  {'point':<24} certified")
+
+def print_targets(variants: dict[str, list[float]], corrects: list[bool]) -> None:
+    """For each variant and each of TARGETS, the largest coverage whose selective accuracy reaches the target."""
+    print("largest coverage at a selective accuracy of at least the target (answers kept, threshold):")
+    print(f"{'':<12} {'target':>6}  coverage")
     unreachable = False
     for name, confidences in variants.items():
         points = accuracy_coverage(confidences, corrects)
         for k, target in enumerate(TARGETS):
-            point, sure = coverage_at_accuracy(points, target), certified_coverage(points, target, delta)
-            unreachable = unreachable or point is None or sure.point is None
-            print(f"{name if k == 0 else '':<12} {f'{100 * target:.0f}%':>6}  {coverage_cell(point):<24} "
-                  f"{certified_cell(sure)}".rstrip())
-    print("certified: the thresholds that keep 10%, 20%, ... of the answers, tried from the highest down, stopping at\n"
-          "the first whose exact (Clopper-Pearson) lower bound falls short (fixed-sequence testing); on new answers\n"
-          f"like these the accuracy it certifies holds with probability at least {level}")
+            point = coverage_at_accuracy(points, target)
+            unreachable = unreachable or point is None
+            print(f"{name if k == 0 else '':<12} {f'{100 * target:.0f}%':>6}  {coverage_cell(point)}")
     if unreachable:
-        print("none: no threshold keeps a set of answers that accurate, or none certifies it (in brackets: the\n"
-              "first threshold tested, where the testing stopped, or how many answers a certificate needs)")
-    return aurocs
+        print("none: no threshold keeps a set of answers that accurate")
 
 
 def coverage_cell(point: SweepPoint | None) -> str:
     """A point as the coverage table prints it: '1.0% (31, >= 0.835)', or 'none'."""
     return "none" if point is None else f"{percent(point.coverage)} ({point.kept}, >= {point.threshold:.3f})"
-
-
-def certified_cell(result: Certification) -> str:
-    """A certified point as coverage_cell prints it; when there is none, why: the first test failed
-    ('none (56 of 59 right, bound 88.1%)') or no threshold keeps the answers needed ('none (needs 59 kept)')."""
-    if result.point is not None:
-        return coverage_cell(result.point)
-    if result.failed is not None:
-        return f"none ({result.failed.hits} of {result.failed.kept} right, bound {percent(result.failed_lower)})"
-    return "none (never certified)" if result.needed is None else f"none (needs {result.needed} kept)"
 
 
 def print_order(variants: dict[str, list[float]]) -> None:
@@ -403,7 +367,6 @@ def print_curve(variants: dict[str, list[float]], corrects: list[bool]) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_fit_arguments(parser)
-    add_delta_argument(parser)
     args = parser.parse_args()
 
     calib_path, calib, path, records = load_fit_and_report(args)
@@ -415,7 +378,7 @@ def main() -> int:
     print(f"\n{args.split}: {len(records)} answers, {n_right} right ({percent(n_right / len(records))}), "
           f"median confidence {statistics.median(variants['raw']):.3f}\n")
 
-    aurocs = print_summary(variants, corrects, args.delta)
+    aurocs = print_summary(variants, corrects)
     print()
     print_order(variants)
     print("isotonic maps each flat stretch of raw confidences to one value (ties; order otherwise kept);\n"

@@ -41,7 +41,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # puts the post folders on sys.path
 from ece import check_inputs, outcomes
-from guarantee import LEVEL, Interval, clopper_pearson, number_argument
+from intervals import LEVEL, Interval, clopper_pearson, number_argument, percent_down, percent_up
 from isotonic import fit_isotonic
 from registry import dataset_named
 from separation import SweepPoint, percent, sweep
@@ -366,10 +366,11 @@ def support_warning(thresholds: Thresholds) -> str | None:
 
 
 def interval_text(interval: Interval | None) -> str:
-    """'92.5% (83.4% - 97.5%)', or '-' for no interval."""
+    """'92.5% (83.4% - 97.5%)', or '-' for no interval: the low end rounded down, the high end up, so the
+    printed interval never claims less uncertainty than it has."""
     if interval is None:
         return "-"
-    return f"{percent(interval.estimate)} ({percent(interval.low)} - {percent(interval.high)})"
+    return f"{percent(interval.estimate)} ({percent_down(interval.low)} - {percent_up(interval.high)})"
 
 
 # The columns of act_row, aligned with it.

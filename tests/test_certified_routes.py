@@ -5,7 +5,8 @@ import pytest
 from certified_routes import CertifiedThresholds, fit_certified, fit_rule, print_act_rules
 from guarantee import lower_bound
 from routes import fit_thresholds, route_all, route_of
-from separation import accuracy_coverage, certified_coverage, coverage_at_accuracy
+from certified_separation import certified_coverage
+from separation import accuracy_coverage, coverage_at_accuracy
 from test_routes import IDENTITY, SIX, answer
 
 SCRIPT = "08-routes/beyond/certified_routes.py"

@@ -1,15 +1,16 @@
-"""Post 07: exact binomial intervals and fixed-sequence certification, by hand and against scipy."""
+"""Post 08's exact binomial intervals (intervals.py) and, beyond it, fixed-sequence certification (beyond/guarantee.py), by hand and against scipy."""
 import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
-from guarantee import (Certification, beta_quantile, binomial_tail, certified, certify, clopper_pearson, lower_bound,
-                       minimum_answers, regularized_beta)
+from certified_separation import certified_cell, certified_coverage
+from guarantee import Certification, binomial_tail, certified, certify, lower_bound, minimum_answers
+from intervals import beta_quantile, clopper_pearson, percent_down, percent_up, regularized_beta
 from scipy.special import betainc
 from scipy.stats import beta, binom, binomtest
-from separation import SweepPoint, accuracy_coverage, certified_coverage
+from separation import SweepPoint, accuracy_coverage
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -163,15 +164,23 @@ def test_certify_guards():
         clopper_pearson(1, 3, level=1.0)
 
 
-def test_separation_script_prints_the_certified_column_and_refuses_a_bad_delta():
-    script = ROOT / "07-separation" / "separation.py"
-    result = subprocess.run([sys.executable, str(script), "--dataset", "clinc150", "--delta", "0.1"],
-                            capture_output=True, text=True, cwd=ROOT)
-    assert result.returncode == 0, result.stderr
-    assert "certified: its one-sided 90% lower bound reaches the target" in result.stdout
-    table = result.stdout.split("largest coverage")[1].split("certified: the thresholds")[0]
-    rows = [line.split() for line in table.splitlines() if line.split()[:1] in (["raw"], ["temperature"])]
-    assert [row[:2] for row in rows] == [["raw", "95%"], ["temperature", "95%"]]
-    assert all("none" in " ".join(row[2:]) or "%" in row[5] for row in rows)     # a point cell, then a certified one
+def test_certified_separation_refuses_a_bad_delta_in_one_line():
+    script = ROOT / "08-routes" / "beyond" / "certified_separation.py"
     bad = subprocess.run([sys.executable, str(script), "--delta", "1.5"], capture_output=True, text=True, cwd=ROOT)
     assert bad.returncode == 2 and "delta must be in (0, 1)" in bad.stderr.splitlines()[-1]
+
+
+def test_certified_cell_says_why_there_is_no_certified_point():
+    curve = accuracy_coverage([0.9] * 59 + [0.5] * 41, [True] * 56 + [False] * 3 + [True] * 41)
+    failed = certified_coverage(curve, 0.95)
+    assert failed.point is None and (failed.failed.hits, failed.failed.kept) == (56, 59)
+    assert certified_cell(failed) == f"none (56 of 59 right, bound {percent_down(lower_bound(56, 59))})"
+    assert certified_cell(certified_coverage(accuracy_coverage([0.9] * 10, [True] * 10), 0.95)) == "none (needs 59 kept)"
+    assert certified_cell(certified_coverage(curve, 1.0)) == "none (never certified)"
+
+
+@pytest.mark.parametrize(("value", "down", "up"), [
+    (0.98467, "98.4%", "98.5%"), (0.98412, "98.4%", "98.5%"), (0.985, "98.5%", "98.5%"),
+    (0.0, "0.0%", "0.0%"), (1.0, "100.0%", "100.0%"), (0.99947, "99.9%", "100.0%")])
+def test_bounds_are_printed_rounded_outwards(value, down, up):
+    assert (percent_down(value), percent_up(value)) == (down, up)

@@ -109,7 +109,7 @@ def test_prefill_is_the_request_that_processed_the_most_prompt():
 
 
 def test_letter_order_prints_the_orders_the_flips_and_before_and_after(client, run_script, tmp_path):
-    result = run_script("07-separation/letter_order.py", "--limit", "1", "--permutations", "2", "--results-dir", tmp_path,
+    result = run_script("07-separation/beyond/letter_order.py", "--limit", "1", "--permutations", "2", "--results-dir", tmp_path,
                         env={"LLAMA_URL": client.url})
     assert result.returncode == 0, result.stderr
     expected_lines = (
@@ -127,5 +127,5 @@ def test_letter_order_prints_the_orders_the_flips_and_before_and_after(client, r
 
 
 def test_letter_order_refuses_a_single_order_in_one_line(run_script):
-    result = run_script("07-separation/letter_order.py", "--permutations", "1")
+    result = run_script("07-separation/beyond/letter_order.py", "--permutations", "1")
     assert result.returncode == 2 and "--permutations must be from 2 to 12" in result.stderr

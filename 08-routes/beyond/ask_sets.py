@@ -45,7 +45,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 import series  # puts the post folders on sys.path
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # and this beyond folder, for its own modules
-from guarantee import LEVEL, Interval, check_probability, clopper_pearson, number_argument
+from intervals import LEVEL, Interval, check_probability, clopper_pearson, number_argument, percent_down, percent_up
 from labels import split_code
 from out_of_scope import out_of_scope_codes
 from separation import percent
@@ -325,8 +325,8 @@ def main() -> int:
         c, (low, high) = result.coverage, result.expected
         rank = f"{fit.rank}" if fit.rank <= fit.n else f"{fit.rank} > {fit.n}"
         print(f"{alpha:<6.2f} {percent(1 - alpha):>7} {rank:>10} {fit.floor:10.4f}  "
-              f"{f'{c.k} ({percent(c.estimate)})':>27}  {f'{percent(c.low)} - {percent(c.high)}':>19}  "
-              f"{f'{percent(low)} - {percent(high)}':>15}  {statistics.median(result.sizes):6.0f}")
+              f"{f'{c.k} ({percent(c.estimate)})':>27}  {f'{percent_down(c.low)} - {percent_up(c.high)}':>19}  "
+              f"{f'{percent_down(low)} - {percent_up(high)}':>15}  {statistics.median(result.sizes):6.0f}")
     print(f"guarantee range: where the share covered falls in {level} of calib and {args.split} draws of these sizes\n"
           "(split conformal's coverage is Beta-distributed given calib); it holds if the messages are exchangeable")
 

@@ -13,7 +13,7 @@ calib (3 right of 3 pass a 98.5% target). The certified rule takes instead:
              precision (Clopper-Pearson, level 1 - delta) reaches the target:
              the raw thresholds keeping 10%, 20%, ... of the calib answers are
              tried from the highest down, stopping at the first that fails
-             (fixed-sequence testing, post 07's certified_coverage). If calib
+             (fixed-sequence testing, certified_separation.py's certified_coverage). If calib
              and new messages are exchangeable, its precision on new messages
              reaches the target with probability at least 1 - delta.
 
@@ -34,14 +34,16 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 import series  # puts the post folders on sys.path
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # and this beyond folder, for its own modules
-from guarantee import DELTA, LEVEL, Certification, add_delta_argument, confidence_percent, lower_bound
+from guarantee import DELTA, Certification, add_delta_argument, confidence_percent, lower_bound
+from intervals import LEVEL, percent_down
 from routes import (ACT_COLUMNS, ASK_TARGET, CALIBRATION, TARGET, Calibrator, Thresholds, act_row, add_threshold_arguments,
                     asked_on, best_cut, closing_line, fit_ask, fit_from, fit_inputs, fit_thresholds,
                     print_outcome, print_report, report, route_all, support_warning, threshold_lines)
 from results_record import ResultsLine
 from calib_split import add_fit_arguments, load_fit_and_report
 from saved_answers import Loaded, read_split
-from separation import accuracy_coverage, certified_coverage, percent
+from certified_separation import certified_coverage
+from separation import accuracy_coverage, percent
 
 RULES = ("point", "certified")
 
@@ -76,7 +78,7 @@ class CertifiedThresholds(Thresholds):
             return (f"{percent(self.target)} needs {c.needed} calib answers above a threshold, all right; "
                     f"there are {self.eligible}")
         return (f"the first threshold tested, raw >= {c.failed.threshold:.3f}, keeps {c.failed.kept} answers, "
-                f"{c.failed.hits} right, lower bound {percent(c.failed_lower)}")
+                f"{c.failed.hits} right, lower bound {percent_down(c.failed_lower)}")
 
 
 def rule_of(thresholds: Thresholds) -> str:
@@ -89,7 +91,7 @@ def fit_certified(calib: list[ResultsLine], calibrate: Calibrator, target: float
                   delta: float = DELTA) -> CertifiedThresholds:
     """Fit t_act by the certified rule and t_ask below it, on the calib records routes.fit_thresholds reads.
 
-    t_act = post 07's certified_coverage (the thresholds that keep 10%, 20%,
+    t_act = certified_separation.certified_coverage (the thresholds that keep 10%, 20%,
     ... of the answers, fixed-sequence testing of their exact lower bounds at
     level 1 - delta; Angelopoulos et al. 2021, "Learn then test") on the raw
     confidence, since the calibration was fitted on these same calib answers
@@ -169,11 +171,11 @@ def print_act_rules(point: Thresholds, sure: CertifiedThresholds) -> None:
             print(f"{rule_of(t):<10} none: {t.why_no_act()}")
         else:
             print(f"{rule_of(t):<10} {t.act_condition():<21} {t.act.kept:13d} {t.act.hits:6d} "
-                  f"{percent(t.act.accuracy):>10} {percent(lower_bound(t.act.hits, t.act.kept, delta)):>16}")
+                  f"{percent(t.act.accuracy):>10} {percent_down(lower_bound(t.act.hits, t.act.kept, delta)):>16}")
     c = sure.certification
     start = f" (at least {c.needed}: fewer cannot reach {percent(c.target)})" if c.needed else ""
     stop = (f"; here raw >= {c.failed.threshold:.3f}: {c.failed.hits} of {c.failed.kept} right, lower bound "
-            f"{percent(c.failed_lower)}" if c.point is not None and c.failed is not None else "")
+            f"{percent_down(c.failed_lower)}" if c.point is not None and c.failed is not None else "")
     print(f"certified: raw thresholds keeping 10%, 20%, ... of these calib answers{start},\n"
           f"  tried from the highest down, stopping at the first whose one-sided {level} exact lower bound falls short\n"
           f"  (fixed-sequence testing){stop}.\n"

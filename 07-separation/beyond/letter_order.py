@@ -1,7 +1,7 @@
 """Letters are positions: how often the answer changes when the same intents are listed in another order, and the fix.
 
-    python3 07-separation/letter_order.py                          # 200 calibration messages, 4 orders
-    python3 07-separation/letter_order.py --permutations 2 --limit 50
+    python3 07-separation/beyond/letter_order.py                          # 200 calibration messages, 4 orders
+    python3 07-separation/beyond/letter_order.py --permutations 2 --limit 50
 
 A code is two letters, and a letter is a place in the list: C-F is the sixth
 intent of the third group. Small models prefer some places to others, so the
@@ -44,8 +44,9 @@ import statistics
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 import series  # puts the post folders on sys.path
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # and this beyond folder, for its own modules
 from banking77 import load_labels, load_split
 from batch import check_resumable, run_messages
 from labels import LETTERS, Group, Intent, LabelSet
