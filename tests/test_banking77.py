@@ -129,7 +129,7 @@ def test_calib_split_is_770_training_messages_round_robin_over_the_intents_in_co
 
 def test_calib_split_holds_the_messages_the_posts_route_first_for_their_intent(labels):
     calib = load_split("calib", labels)
-    # Post 01's typed.py messages; it routes the first three with thresholds fitted on this split.
+    # The messages post 01 shows; it routes the first three with thresholds fitted on this split.
     for text, intent in [("I am still waiting on my card?", "card_arrival"),
                          ("I need assistance with understanding which fiat currencies that you support.",
                           "fiat_currency_support"),

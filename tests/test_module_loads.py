@@ -3,8 +3,8 @@
 Each script runs as a reader runs it, `python3 <script> --help`, in a fresh
 interpreter; tests/module_loads.py collects the repository modules it loads
 and tells server scripts from offline ones (`python3 tests/module_loads.py`
-prints the table). test_confidence.py holds post 03's confidence.py to the
-same rule.
+prints the table). test_confidence.py holds post 03's
+03-where-confidence-comes-from/confidence.py to the same rule.
 """
 import pytest
 from module_loads import ROOT, script_modules, scripts, setup_modules, talks_to_server

@@ -60,12 +60,11 @@ class Stage:
 TERMS = {
     Stage(5): [r"calibration (split|set)", r"temperature scaling"],
     Stage(6): [r"isotonic"],
-    # 07's guarantee.py and BEYOND.md bring the certified lower bound; 08's beyond/ builds its act rule on it
-    Stage(7, beyond=True): [r"certif(y|ied|ies)"],
     Stage(7): [r"AUROC", r"(accuracy-)?coverage", r"out[ -]of[ -]scope", r"CLINC150"],
     Stage(8): [r"act(s|ed|ing)? (only )?on", r"(?-i:ACT|HAND OVER)", r"hand(s|ed|ing)? (it |them |the rest )?over",
                r"routers?|routing|(act|ask|hand-over|three) routes?"],
-    Stage(8, beyond=True): [r"shortlists?", r"guard", r"conformal"],
+    # 08's beyond/ (guarantee.py, certified_separation.py, certified_routes.py) brings the certified lower bound
+    Stage(8, beyond=True): [r"certif(y|ied|ies)", r"shortlists?", r"guard", r"conformal"],
 }
 
 # The terms an earlier post names as a promise of a later one: term -> the posts that name it (in the series'
@@ -76,7 +75,8 @@ PROMISES = {
     # an action": post 8's routes (ACT, ASK, HAND OVER); "What's next": "thresholds and routes (act / ask /
     # hand over)". Post 2, "What the grammar can't do": post 8 hands such answers to a person "instead of
     # acting on them". Post 3 (the poem's confidence of 0): post 8 hands answers like it to a human agent.
-    r"act(s|ed|ing)? (only )?on": {1, 2},
+    # The top README opens, in every tag from post-00 on, with the series' goal: "a confidence you can act on".
+    r"act(s|ed|ing)? (only )?on": {0, 1, 2},
     r"(?-i:ACT|HAND OVER)": {1},
     r"hand(s|ed|ing)? (it |them |the rest )?over": {1, 2, 3},
     r"routers?|routing|(act|ask|hand-over|three) routes?": {1},
@@ -272,13 +272,13 @@ def test_options_of_known_modules():
         options("03-where-confidence-comes-from/saved_answers.py")
     assert "--no-grammar" in options("02-forcing-a-valid-answer/run.py")
     assert "--rule" in options("08-routes/beyond/certified_routes.py")
-    assert "--delta" in options("07-separation/guarantee.py")
+    assert "--delta" in options("08-routes/beyond/guarantee.py")
 
 
 def test_each_word_belongs_to_the_earliest_stage_that_has_it():
     # --split: 01's label_list.py, 02's batch.py, 03's saved_answers.py, 08's beyond/oos_cost.py
     assert VOCABULARY.options["--split"] == Stage(1) and VOCABULARY.options["--calib"] == Stage(5)
-    assert VOCABULARY.options["--delta"] == Stage(7) and VOCABULARY.options["--alpha"] == Stage(8, beyond=True)
+    assert VOCABULARY.options["--delta"] == Stage(8, beyond=True) and VOCABULARY.options["--alpha"] == Stage(8, beyond=True)
     assert VOCABULARY.options["--rule"] == Stage(8, beyond=True)
     assert VOCABULARY.scripts["run.py"] == Stage(2)            # in 02 and 03
     assert VOCABULARY.scripts["isotonic.py"] == Stage(6) and VOCABULARY.scripts["07-separation"] == Stage(7)
