@@ -8,6 +8,7 @@ import json
 import re
 
 import pytest
+from compare import compare
 from customer_messages import FREE_TEXT, ROUTED, TYPED
 
 
@@ -101,14 +102,14 @@ def test_compare_matches_messages_by_id_and_counts_codes_rights_and_confidence_m
         paths[-1].write_text("".join(json.dumps(r) + "\n" for r in records))
     result = run_script("02-forcing-a-valid-answer/compare.py", *paths)
     assert result.returncode == 0, result.stderr
-    out = result.stdout
-    assert "3 messages in both:" in out
-    assert "  same code                     2   66.7%" in out  # a and c
-    assert "  right in both                 2   66.7%" in out
-    assert "  right only in the second      1" in out           # b
-    # |0.5 - 0.5|, |0.25 - 0.3125|, |0.75 - 0.875| = 0, 0.0625, 0.125: median 0.0625, max 0.125, two above 0.01
-    assert "median 0.0625" in out and "max 0.1250" in out and "more than 0.01: 2" in out
-    assert "messages with different codes (1):" in out and "B-B vs B-C" in out
+    # what compare.py prints is read off compare()'s Comparison of the two files' answers
+    comparison = compare(first, second)
+    assert comparison.messages == 3                                        # a, b, c; only-first left out
+    assert (comparison.valid_first, comparison.valid_second, comparison.same_code) == (3, 3, 2)  # a and c
+    assert (comparison.right_both, comparison.right_only_first, comparison.right_only_second) == (2, 0, 1)  # b
+    # in the first file's order a, b, c: |0.5 - 0.5|, |0.25 - 0.3125|, |0.75 - 0.875|
+    assert comparison.moved == [0.0, 0.0625, 0.125]
+    assert [(x["id"], x["code"], y["code"]) for x, y in comparison.differing] == [("b", "B-B", "B-C")]
 
 
 def test_compare_without_common_messages_is_one_clear_line(tmp_path, run_script):
