@@ -9,9 +9,16 @@ import re
 import string
 
 import pytest
+from confidence import typed_answer
 from compare import compare
 from customer_messages import FREE_TEXT, ROUTED, TYPED
+from decision import ask_code
+from labels import split_code
+from logprobs import COFFEE
+from pitfalls import MOST, first_n_candidates, has_thinking_mode, same_candidates
+from prompt import load_prompt
 from tokens import letter_tokens, token_pieces
+from typed_request import TOP_LOGPROBS
 
 
 def test_free_text_asks_three_customer_messages_and_shows_each_reply_with_its_cost(client, run_script):
@@ -40,31 +47,56 @@ def test_classify_shows_every_strange_message_both_ways_and_the_grammar_always_g
     assert all(re.match(r"  grammar     '[A-H]-[A-N]'  -> \w+", line) and "NOT A VALID" not in line for line in forced)
 
 
-def test_logprobs_prints_both_steps_and_a_confidence_that_is_their_product(client, run_script):
+def test_logprobs_reads_both_steps_and_a_confidence_that_is_their_product(client, run_script):
     result = run_script("03-where-confidence-comes-from/logprobs.py", env={"LLAMA_URL": client.url})
-    assert result.returncode == 0, result.stderr
-    out = result.stdout
-    assert "Token 1: " in out and "Top candidates, before the grammar:" in out
-    assert re.search(r"logprob +-?\d+\.\d{3}   p = \d\.\d{4}", out)
-    assert "P(group), over the 8 group letters (" in out and "% off-label):" in out
-    product = re.search(r"= (\d\.\d{4}) x (\d\.\d{4}) = (\d\.\d{4})", out)
-    p_group, p_intent, confidence = map(float, product.groups())
-    assert confidence == pytest.approx(p_group * p_intent, abs=2e-4)
+    assert result.returncode == 0, result.stderr  # 1 when the reply has no code
+    # the reading it prints, step by step: the same request and reader as the script's
+    prompt = load_prompt()
+    reply = ask_code(client, prompt, COFFEE, top_logprobs=TOP_LOGPROBS)
+    answer = typed_answer(reply.response, prompt, TOP_LOGPROBS)
+    group, _ = split_code(answer.code)
+    for step, letters in ((answer.group_step, prompt.group_letters), (answer.intent_step, prompt.intent_letters[group])):
+        assert len(step.candidates) == TOP_LOGPROBS and all(logprob <= 0 for _, logprob in step.candidates)
+        assert set(step.distribution) == set(letters) and sum(step.distribution.values()) == pytest.approx(1.0)
+        assert 0.0 <= step.off_label_mass <= 1.0
+    assert (answer.p_group, answer.p_intent_given_group) == (answer.group_step.chosen_probability,
+                                                            answer.intent_step.chosen_probability)
+    assert answer.confidence == pytest.approx(answer.p_group * answer.p_intent_given_group, rel=1e-12)
 
 
-def test_pitfalls_shows_the_four_and_says_plainly_that_this_model_has_no_thinking_mode(client, run_script):
+def test_pitfalls_finds_the_same_candidates_both_ways_and_that_this_model_has_no_thinking_mode(client, run_script):
     result = run_script("03-where-confidence-comes-from/pitfalls.py", env={"LLAMA_URL": client.url})
     assert result.returncode == 0, result.stderr
-    out = result.stdout
-    for heading in ("1. candidates with and without the grammar", "2. post_sampling_probs", "3. top_logprobs 3, 30 and 100",
-                    "4. thinking"):
-        assert heading in out
-    compared = re.search(r"the same 30 tokens: (True|False); in the same order: (?:True|False); "
-                         r"largest difference in a token's probability: ([0-9.]+)", out)
-    assert compared and compared[1] == "True" and float(compared[2]) < 0.01
-    assert "So the grammar did not change the reported candidates" in out
-    assert re.search(r"top_logprobs 100: [A-H]-[A-N]", out)
-    assert "has no thinking mode" in out and "GB10 reference" in out
+    prompt = load_prompt()
+    # pitfall 1 as the script asks it: one request first, so the two compared both find the message in the cache
+    ask_code(client, prompt, COFFEE, grammar=True, top_logprobs=TOP_LOGPROBS)
+    with_grammar = ask_code(client, prompt, COFFEE, grammar=True, top_logprobs=TOP_LOGPROBS).response
+    without = ask_code(client, prompt, COFFEE, grammar=False, top_logprobs=TOP_LOGPROBS).response
+    same = same_candidates(with_grammar, without, prompt)
+    assert same.count == TOP_LOGPROBS and same.same_tokens and same.gap < 0.01
+    assert same.forbidden  # the grammar's forbidden tokens are among the candidates: probabilities before it
+    # pitfall 3: one 100-candidate reply read with its first 3, 30 and 100
+    response = ask_code(client, prompt, COFFEE, top_logprobs=MOST).response
+    answers = [typed_answer(first_n_candidates(response, top), prompt, top) for top in (3, TOP_LOGPROBS, MOST)]
+    assert answers[2].code in prompt.codes and len({answer.code for answer in answers}) == 1
+    assert answers[0].missing_letters >= answers[1].missing_letters >= answers[2].missing_letters
+    # pitfall 4: the test model's template has no thinking mode
+    assert not has_thinking_mode(client.get("/props").get("chat_template", ""))
+
+
+def test_a_chat_template_has_a_thinking_mode_when_it_reads_enable_thinking_or_writes_think():
+    assert has_thinking_mode("{%- if enable_thinking is defined and enable_thinking is false %}")
+    assert has_thinking_mode("<|im_start|>assistant\n<think>\n")
+    assert not has_thinking_mode("{%- for message in messages %}<|im_start|>{{ message.role }}")
+
+
+def test_first_n_candidates_keeps_the_n_most_likely_of_every_step():
+    steps = [{"token": t, "top_logprobs": [{"token": c, "logprob": -k} for k, c in enumerate("ABCD")]} for t in "C-F"]
+    response = {"choices": [{"message": {"content": "C-F"}, "logprobs": {"content": steps}}]}
+    cut = first_n_candidates(response, 2)["choices"][0]["logprobs"]["content"]
+    assert [[c["token"] for c in step["top_logprobs"]] for step in cut] == [["A", "B"]] * 3
+    assert [step["token"] for step in cut] == ["C", "-", "F"]
+    assert len(steps[0]["top_logprobs"]) == 4  # a copy: the response read is left whole
 
 
 def test_candidates_counts_missing_letters_and_reasks_with_100(client, run_script, tmp_path):
