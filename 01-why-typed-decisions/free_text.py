@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import sys
 import textwrap
+from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -24,6 +25,28 @@ from llama_http import Client, chat, exit_on_server_errors
 SYSTEM = "You assist a bank's customer support team. Tell us what the customer wants."
 MAX_TOKENS = 120
 INDENT = " " * 10
+
+
+@dataclass(frozen=True)
+class Reply:
+    """The model's reply to one message. content: its text, stripped, with " ..." added when cut; cut: it
+    stopped at the token limit; tokens: tokens generated (None when the server does not say); server_ms:
+    the server's prompt and generation time, in ms."""
+
+    content: str
+    cut: bool
+    tokens: int | None
+    server_ms: float
+
+
+def ask(message: str, client: Client, max_tokens: int = MAX_TOKENS) -> Reply:
+    """Ask what the customer of `message` wants, in the model's own words (SYSTEM), at most max_tokens."""
+    reply = chat(SYSTEM, message, client, max_tokens=max_tokens)
+    choice = reply["choices"][0]
+    cut = choice.get("finish_reason") == "length"
+    content = (choice["message"].get("content") or "").strip() + (" ..." if cut else "")
+    timings = reply.get("timings", {})
+    return Reply(content, cut, timings.get("predicted_n"), timings.get("prompt_ms", 0.0) + timings.get("predicted_ms", 0.0))
 
 
 def main() -> int:
@@ -40,20 +63,15 @@ def main() -> int:
     print(f"server: {client.url}  model: {client.model_info()['model']}")
     print(f"system prompt: {SYSTEM}\n")
     for message in args.messages or FREE_TEXT:
-        reply = chat(SYSTEM, message, client, max_tokens=args.max_tokens)
-        choice = reply["choices"][0]
-        content = (choice["message"].get("content") or "").strip()
-        if choice.get("finish_reason") == "length":
-            content += " ..."
-        timings = reply.get("timings", {})
-        server_ms = timings.get("prompt_ms", 0.0) + timings.get("predicted_ms", 0.0)
+        reply = ask(message, client, args.max_tokens)
         print(f"Customer: {message}")
-        lines = textwrap.wrap(content, 80) or [""]
+        lines = textwrap.wrap(reply.content, 80) or [""]
         print("Model:    " + lines[0])
         for line in lines[1:]:
             print(INDENT + line)
-        cut = ", cut at the limit" if choice.get("finish_reason") == "length" else ""
-        print(f"{INDENT}({timings.get('predicted_n', '?')} tokens{cut}, {server_ms:.0f} ms on the server)\n")
+        cut = ", cut at the limit" if reply.cut else ""
+        tokens = "?" if reply.tokens is None else reply.tokens
+        print(f"{INDENT}({tokens} tokens{cut}, {reply.server_ms:.0f} ms on the server)\n")
     print("A person can read these; a program would still have to turn each into one of 77 intents.")
     return 0
 

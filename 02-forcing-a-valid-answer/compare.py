@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -38,6 +39,44 @@ def percentile_95(values: list[float]) -> float:
     return values[0] if len(values) == 1 else statistics.quantiles(values, n=20, method="inclusive")[-1]
 
 
+@dataclass(frozen=True)
+class Comparison:
+    """Two results files' answers to the messages in both (matched by id, in the first file's order).
+
+    messages: how many; valid_first, valid_second: answers with a code (status ok) in each; same_code:
+    messages given the same code (or no code in both); right_both, right_only_first, right_only_second:
+    counts of correct answers; moved: |first - second| confidence for each message answered with a code
+    in both, when both files carry confidences (post 03's), else empty; differing: the (first, second)
+    lines of the messages with different codes.
+    """
+
+    messages: int
+    valid_first: int
+    valid_second: int
+    same_code: int
+    right_both: int
+    right_only_first: int
+    right_only_second: int
+    moved: list[float]
+    differing: list[tuple[dict, dict]]
+
+
+def compare(first: list[dict], second: list[dict]) -> Comparison:
+    """The Comparison of two files' answers (lines without status error); messages is 0 when no id is in both."""
+    second_by_id = {r["id"]: r for r in second}
+    a = [r for r in {r["id"]: r for r in first}.values() if r["id"] in second_by_id]
+    b = [second_by_id[r["id"]] for r in a]
+    same = [x["code"] == y["code"] for x, y in zip(a, b)]
+    return Comparison(
+        messages=len(a), valid_first=sum(r["status"] == "ok" for r in a), valid_second=sum(r["status"] == "ok" for r in b),
+        same_code=sum(same), right_both=sum(x["correct"] and y["correct"] for x, y in zip(a, b)),
+        right_only_first=sum(x["correct"] and not y["correct"] for x, y in zip(a, b)),
+        right_only_second=sum(y["correct"] and not x["correct"] for x, y in zip(a, b)),
+        moved=[abs(x["confidence"] - y["confidence"]) for x, y in zip(a, b)
+               if x.get("status") == y.get("status") == "ok" and "confidence" in x and "confidence" in y],
+        differing=[(x, y) for x, y, s in zip(a, b, same) if not s])
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("first", nargs="?", type=Path, default=WITH_GRAMMAR,
@@ -47,32 +86,27 @@ def main() -> int:
     args = parser.parse_args()
     (first, first_failed), (second, second_failed) = (final_and_failed(read_results(path, WRITE_THEM))
                                                       for path in (args.first, args.second))
-    first, second = {r["id"]: r for r in first}, {r["id"]: r for r in second}
-    ids = [i for i in first if i in second]
-    if not ids:
+    comparison = compare(first, second)
+    if not comparison.messages:
         raise ValueError(f"{args.first} and {args.second} have no message in common")
-    a, b = [first[i] for i in ids], [second[i] for i in ids]
-    n = len(ids)
+    n = comparison.messages
     for name, path, answers, failed in (("first: ", args.first, first, first_failed),
                                         ("second:", args.second, second, second_failed)):
         left_out = f"; {len(failed)} failed requests left out" if failed else ""
-        print(f"{name} {path} ({len(answers)} messages{left_out})")
+        print(f"{name} {path} ({len({r['id'] for r in answers})} messages{left_out})")
     print(f"\n{n} messages in both:")
-    print(f"  valid code in the first   {sum(r['status'] == 'ok' for r in a):5d}  {percent(sum(r['status'] == 'ok' for r in a), n)}")
-    print(f"  valid code in the second  {sum(r['status'] == 'ok' for r in b):5d}  {percent(sum(r['status'] == 'ok' for r in b), n)}")
-    same = [x["code"] == y["code"] for x, y in zip(a, b)]
-    print(f"  same code                 {sum(same):5d}  {percent(sum(same), n)}")
-    both = sum(x["correct"] and y["correct"] for x, y in zip(a, b))
-    print(f"  right in both             {both:5d}  {percent(both, n)}")
-    print(f"  right only in the first   {sum(x['correct'] and not y['correct'] for x, y in zip(a, b)):5d}")
-    print(f"  right only in the second  {sum(y['correct'] and not x['correct'] for x, y in zip(a, b)):5d}")
-    moved = [abs(x["confidence"] - y["confidence"]) for x, y in zip(a, b)
-             if x.get("status") == y.get("status") == "ok" and "confidence" in x and "confidence" in y]
+    print(f"  valid code in the first   {comparison.valid_first:5d}  {percent(comparison.valid_first, n)}")
+    print(f"  valid code in the second  {comparison.valid_second:5d}  {percent(comparison.valid_second, n)}")
+    print(f"  same code                 {comparison.same_code:5d}  {percent(comparison.same_code, n)}")
+    print(f"  right in both             {comparison.right_both:5d}  {percent(comparison.right_both, n)}")
+    print(f"  right only in the first   {comparison.right_only_first:5d}")
+    print(f"  right only in the second  {comparison.right_only_second:5d}")
+    moved = comparison.moved
     if moved:
         print(f"\nconfidence moved by (|first - second|, {len(moved)} answers): median {statistics.median(moved):.4f}, "
               f"95th percentile {percentile_95(moved):.4f}, max {max(moved):.4f}; "
               f"more than 0.01: {sum(m > 0.01 for m in moved)}")
-    differing = [(x, y) for x, y, s in zip(a, b, same) if not s]
+    differing = comparison.differing
     if differing:
         print(f"\nmessages with different codes ({len(differing)}):")
         for x, y in differing[:SHOWN]:

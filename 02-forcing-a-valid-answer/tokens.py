@@ -40,6 +40,11 @@ class LetterTokens:
     hyphen: int
 
 
+def token_pieces(client: Client, text: str) -> list[str]:
+    """The pieces the model's tokenizer splits text into, in order ('76' -> ['7', '6'] for Qwen2.5)."""
+    return [piece for _, piece in client.tokenize(text)]
+
+
 def single_token(client: Client, text: str) -> int | None:
     """The id of text when the tokenizer makes it one token, else None."""
     pieces = client.tokenize(text)
@@ -78,7 +83,7 @@ def main() -> int:
     texts = args.texts or SAMPLES
     width = max(len(repr(text)) for text in texts) + 2
     for text in texts:
-        pieces = [piece for _, piece in client.tokenize(text)]
+        pieces = token_pieces(client, text)
         count = f"{len(pieces)} token{'s' if len(pieces) != 1 else ''}"
         print(f"{text!r:<{width}} {count:<9} {pieces}")
     try:

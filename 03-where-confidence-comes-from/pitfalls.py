@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import math
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -50,6 +51,39 @@ def first_candidates(response: dict) -> list[dict]:
     return response["choices"][0]["logprobs"]["content"][0]["top_logprobs"]
 
 
+@dataclass(frozen=True)
+class SameCandidates:
+    """Pitfall 1: the first step's candidates of the same request with and without the grammar, compared
+    token by token (a swap of two near-ties shows as one, not as two changed positions).
+
+    count: candidates with the grammar; same_tokens: both lists hold the same token ids; same_order: in the
+    same order; gap: the largest difference in one token's probability (a token missing from a list counts
+    0 there); forbidden: the texts of the candidates with the grammar that write no allowed letter.
+    """
+
+    count: int
+    same_tokens: bool
+    same_order: bool
+    gap: float
+    forbidden: list[str]
+
+
+def same_candidates(with_grammar: dict, without: dict, prompt) -> SameCandidates:
+    """Pitfall 1's comparison of two chat completions (with and without the grammar) of one message."""
+    probabilities = [{c["id"]: math.exp(c["logprob"]) for c in first_candidates(r)} for r in (with_grammar, without)]
+    gap = max(abs(probabilities[0].get(token, 0.0) - probabilities[1].get(token, 0.0))
+              for token in probabilities[0].keys() | probabilities[1].keys())
+    return SameCandidates(count=len(probabilities[0]), same_tokens=probabilities[0].keys() == probabilities[1].keys(),
+                          same_order=list(probabilities[0]) == list(probabilities[1]), gap=gap,
+                          forbidden=[c["token"] for c in first_candidates(with_grammar)
+                                     if letter_of(c["token"], prompt) is None])
+
+
+def has_thinking_mode(chat_template: str) -> bool:
+    """Whether a chat template can think: it reads enable_thinking or writes <think>."""
+    return "enable_thinking" in chat_template or "<think>" in chat_template
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("message", nargs="?", default=COFFEE, help="a customer message (default: post 03's coffee message)")
@@ -71,19 +105,13 @@ def main() -> int:
     for name, response in (("with grammar", with_grammar), ("without", without)):
         shown = "  ".join(f"{c['token']!r} {math.exp(c['logprob']):.3f}" for c in first_candidates(response)[:5])
         print(f"  {name:<13} {shown}")
-    # Compared token by token, not position by position, so a swap of two near-ties would show as one.
-    probabilities = [{c["id"]: math.exp(c["logprob"]) for c in first_candidates(r)} for r in (with_grammar, without)]
-    same_tokens = probabilities[0].keys() == probabilities[1].keys()
-    same_order = list(probabilities[0]) == list(probabilities[1])
-    gap = max(abs(probabilities[0].get(token, 0.0) - probabilities[1].get(token, 0.0))
-              for token in probabilities[0].keys() | probabilities[1].keys())
-    forbidden = [c["token"] for c in first_candidates(with_grammar) if letter_of(c["token"], prompt) is None]
-    print(f"  the same {len(probabilities[0])} tokens: {same_tokens}; in the same order: {same_order}; "
-          f"largest difference in a token's probability: {gap:.4f}")
-    print(f"  with the grammar on, {len(forbidden)} of the {len(probabilities[0])} are tokens the grammar forbids, "
-          f"e.g. {forbidden[:4]}")
-    if same_tokens and gap < 0.01 and forbidden:
-        if not same_order:
+    same = same_candidates(with_grammar, without, prompt)
+    print(f"  the same {same.count} tokens: {same.same_tokens}; in the same order: {same.same_order}; "
+          f"largest difference in a token's probability: {same.gap:.4f}")
+    print(f"  with the grammar on, {len(same.forbidden)} of the {same.count} are tokens the grammar forbids, "
+          f"e.g. {same.forbidden[:4]}")
+    if same.same_tokens and same.gap < 0.01 and same.forbidden:
+        if not same.same_order:
             print("  (The order differs only where two tokens' probabilities are closer than that difference.)")
         print("  So the grammar did not change the reported candidates: they are the model's probabilities before the")
         print("  grammar, forbidden tokens included, and renormalizing over the allowed letters is our job.")
@@ -119,7 +147,7 @@ def main() -> int:
 
     print("\n4. thinking")
     template = client.get("/props").get("chat_template", "")
-    if "enable_thinking" not in template and "<think>" not in template:
+    if not has_thinking_mode(template):
         print("  This model's chat template has no thinking mode (no enable_thinking, no <think>): a request cannot")
         print("  turn one on, so there is nothing to show on this model.")
         print("  GB10 reference (Ternary Bonsai 2 27B, the series' post 3, not measured here): with thinking on and no")

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -46,6 +47,76 @@ def percentile(values: list[float], fraction: float) -> float:
     return ordered[low] + (position - low) * (ordered[high] - ordered[low])
 
 
+@dataclass(frozen=True)
+class OffLabelMass:
+    """The off-label mass at one step of the code ("group" or "intent") over the answers with a code:
+    median, 95th percentile and max, each in percent."""
+
+    step: str
+    median: float
+    percentile_95: float
+    max: float
+
+
+@dataclass(frozen=True)
+class ConfidenceRange:
+    """The answers whose confidence is in [low, high) (the last range includes 1.0): how many, and the
+    percentage of them that are right (None for no answers)."""
+
+    low: float
+    high: float
+    messages: int
+    accuracy: float | None
+
+
+@dataclass(frozen=True)
+class Summary:
+    """The figures of post 03's summary block for one results file, over its answers (error lines apart).
+
+    messages: answers (lines that are not failed requests); failed: failed requests, in no other figure;
+    seconds: the answers' wall time added up; valid: answers with a code; no_code: answers without one,
+    by status ("invalid", "too_long"); correct, right_group: counts; median_right, median_wrong: median
+    confidence of the right and the wrong answers (None when there are none); off_label: one entry per
+    step with at least one answer with a code; ranges: one entry per range of RANGES.
+    """
+
+    messages: int
+    failed: int
+    seconds: float
+    valid: int
+    no_code: dict[str, int]
+    correct: int
+    right_group: int
+    median_right: float | None
+    median_wrong: float | None
+    off_label: tuple[OffLabelMass, ...]
+    ranges: tuple[ConfidenceRange, ...]
+
+
+def summarize(records: list[ResultsLine]) -> Summary:
+    """The figures of the summary block; records may include error lines (failed requests), which are
+    counted in `failed` and take no part in any other figure."""
+    records, failed = answers_and_errors(records)
+    right = [r.confidence for r in records if r.correct]
+    wrong = [r.confidence for r in records if not r.correct]
+    ok = [r for r in records if r.status == "ok"]
+    off_label = []
+    for step in STEPS:
+        masses = [100 * r.off_label(step) for r in ok]
+        if masses:
+            off_label.append(OffLabelMass(step, statistics.median(masses), percentile(masses, 0.95), max(masses)))
+    ranges = []
+    for low, high in RANGES:
+        inside = [r for r in records if in_range(r.confidence, low, high)]
+        accuracy = 100 * sum(r.correct for r in inside) / len(inside) if inside else None
+        ranges.append(ConfidenceRange(low, high, len(inside), accuracy))
+    return Summary(messages=len(records), failed=len(failed), seconds=sum(r.wall_ms for r in records) / 1000,
+                   valid=len(ok), no_code={s: sum(r.status == s for r in records) for s in ("invalid", "too_long")},
+                   correct=len(right), right_group=sum(r.right_group for r in records),
+                   median_right=statistics.median(right) if right else None,
+                   median_wrong=statistics.median(wrong) if wrong else None,
+                   off_label=tuple(off_label), ranges=tuple(ranges))
+
 
 def print_summary(records: list[ResultsLine], title: str = "") -> None:
     """The summary block of post 03 for one results file; title names it ("banking77 test").
@@ -55,37 +126,32 @@ def print_summary(records: list[ResultsLine], title: str = "") -> None:
     time added up over the answers (a resumed run counts all). Off-label
     masses are over the answers with a code, in percent.
     """
-    records, failed = answers_and_errors(records)
-    n = len(records)
+    summary = summarize(records)
+    n = summary.messages
     if n == 0:
-        print(f"\n{title}: no messages" + (f" answered ({len(failed)} failed requests)" if failed else ""))
+        failed = summary.failed
+        print(f"\n{title}: no messages" + (f" answered ({failed} failed requests)" if failed else ""))
         return
-    seconds = sum(r.wall_ms for r in records) / 1000
-    right = [r for r in records if r.correct]
-    wrong = [r for r in records if not r.correct]
-    ok = [r for r in records if r.status == "ok"]
+    seconds = summary.seconds
     rate = f" ({n / seconds:.2f} messages/s)" if seconds > 0 else ""
     print(f"\n{title}: {n} messages in {seconds:.0f} s of requests{rate}")
-    if failed:
-        print(f"  errors: {len(failed)} requests failed; left out of every figure below (the run.py command that "
+    if summary.failed:
+        print(f"  errors: {summary.failed} requests failed; left out of every figure below (the run.py command that "
               "wrote the file asks them again)")
-    no_code = {s: sum(r.status == s for r in records) for s in ("invalid", "too_long")}
-    print(f"  valid codes: {len(ok)} ({100 * len(ok) / n:.1f}%)" + "".join(f", {s} {c}" for s, c in no_code.items() if c))
-    print(f"  correct: {len(right)} ({100 * len(right) / n:.1f}%), right group: "
-          f"{sum(r.right_group for r in records)} ({100 * sum(r.right_group for r in records) / n:.1f}%)")
-    for label, group in (("right", right), ("wrong", wrong)):
-        if group:
-            print(f"  median confidence when {label}: {statistics.median(r.confidence for r in group):.3f}")
-    for step in STEPS:
-        masses = [100 * r.off_label(step) for r in ok]
-        if masses:
-            print(f"  off-label mass at the {step} step: median {statistics.median(masses):.2f}%, "
-                  f"95th percentile {percentile(masses, 0.95):.2f}%, max {max(masses):.2f}%")
+    print(f"  valid codes: {summary.valid} ({100 * summary.valid / n:.1f}%)"
+          + "".join(f", {s} {c}" for s, c in summary.no_code.items() if c))
+    print(f"  correct: {summary.correct} ({100 * summary.correct / n:.1f}%), right group: "
+          f"{summary.right_group} ({100 * summary.right_group / n:.1f}%)")
+    for label, median in (("right", summary.median_right), ("wrong", summary.median_wrong)):
+        if median is not None:
+            print(f"  median confidence when {label}: {median:.3f}")
+    for mass in summary.off_label:
+        print(f"  off-label mass at the {mass.step} step: median {mass.median:.2f}%, "
+              f"95th percentile {mass.percentile_95:.2f}%, max {mass.max:.2f}%")
     print(f"\n  {'confidence':<12} {'messages':>8} {'correct':>9}")
-    for low, high in RANGES:
-        inside = [r for r in records if in_range(r.confidence, low, high)]
-        accuracy = f"{100 * sum(r.correct for r in inside) / len(inside):8.1f}%" if inside else "        -"
-        print(f"  {low:.2f}-{high:<7.2f} {len(inside):8d} {accuracy}")
+    for row in summary.ranges:
+        accuracy = f"{row.accuracy:8.1f}%" if row.accuracy is not None else "        -"
+        print(f"  {row.low:.2f}-{row.high:<7.2f} {row.messages:8d} {accuracy}")
 
 
 def main() -> int:

@@ -6,17 +6,31 @@ it, never a model's answer.
 """
 import json
 import re
+import string
 
+import free_text
 import pytest
+from confidence import typed_answer
+from candidates import coverage, reask
+from compare import compare
 from customer_messages import FREE_TEXT, ROUTED, TYPED
+from decision import ask_code
+from labels import split_code
+from logprobs import COFFEE
+from pitfalls import MOST, first_n_candidates, has_thinking_mode, same_candidates
+from prompt import load_prompt
+from saved_answers import read_split
+from tokens import letter_tokens, token_pieces
+from typed_request import TOP_LOGPROBS
 
 
 def test_free_text_asks_three_customer_messages_and_shows_each_reply_with_its_cost(client, run_script):
     result = run_script("01-why-typed-decisions/free_text.py", env={"LLAMA_URL": client.url})
     assert result.returncode == 0, result.stderr
-    for message in FREE_TEXT:
-        assert f"Customer: {message}\nModel:    " in result.stdout
-    assert len(re.findall(r"\(\d+ tokens(, cut at the limit)?, \d+ ms on the server\)", result.stdout)) == 3
+    # each reply as the script reads it: a limit of 8 tokens cuts the model's sentence, with " ..." shown
+    replies = [free_text.ask(message, client, max_tokens=8) for message in FREE_TEXT]
+    assert [(reply.cut, reply.tokens) for reply in replies] == [(True, 8)] * 3
+    assert all(reply.content.endswith(" ...") and len(reply.content) > 4 and reply.server_ms > 0 for reply in replies)
 
 
 def test_typed_gives_each_of_post_01s_four_messages_an_intent_code_confidence_and_time(client, run_script):
@@ -37,31 +51,56 @@ def test_classify_shows_every_strange_message_both_ways_and_the_grammar_always_g
     assert all(re.match(r"  grammar     '[A-H]-[A-N]'  -> \w+", line) and "NOT A VALID" not in line for line in forced)
 
 
-def test_logprobs_prints_both_steps_and_a_confidence_that_is_their_product(client, run_script):
+def test_logprobs_reads_both_steps_and_a_confidence_that_is_their_product(client, run_script):
     result = run_script("03-where-confidence-comes-from/logprobs.py", env={"LLAMA_URL": client.url})
-    assert result.returncode == 0, result.stderr
-    out = result.stdout
-    assert "Token 1: " in out and "Top candidates, before the grammar:" in out
-    assert re.search(r"logprob +-?\d+\.\d{3}   p = \d\.\d{4}", out)
-    assert "P(group), over the 8 group letters (" in out and "% off-label):" in out
-    product = re.search(r"= (\d\.\d{4}) x (\d\.\d{4}) = (\d\.\d{4})", out)
-    p_group, p_intent, confidence = map(float, product.groups())
-    assert confidence == pytest.approx(p_group * p_intent, abs=2e-4)
+    assert result.returncode == 0, result.stderr  # 1 when the reply has no code
+    # the reading it prints, step by step: the same request and reader as the script's
+    prompt = load_prompt()
+    reply = ask_code(client, prompt, COFFEE, top_logprobs=TOP_LOGPROBS)
+    answer = typed_answer(reply.response, prompt, TOP_LOGPROBS)
+    group, _ = split_code(answer.code)
+    for step, letters in ((answer.group_step, prompt.group_letters), (answer.intent_step, prompt.intent_letters[group])):
+        assert len(step.candidates) == TOP_LOGPROBS and all(logprob <= 0 for _, logprob in step.candidates)
+        assert set(step.distribution) == set(letters) and sum(step.distribution.values()) == pytest.approx(1.0)
+        assert 0.0 <= step.off_label_mass <= 1.0
+    assert (answer.p_group, answer.p_intent_given_group) == (answer.group_step.chosen_probability,
+                                                            answer.intent_step.chosen_probability)
+    assert answer.confidence == pytest.approx(answer.p_group * answer.p_intent_given_group, rel=1e-12)
 
 
-def test_pitfalls_shows_the_four_and_says_plainly_that_this_model_has_no_thinking_mode(client, run_script):
+def test_pitfalls_finds_the_same_candidates_both_ways_and_that_this_model_has_no_thinking_mode(client, run_script):
     result = run_script("03-where-confidence-comes-from/pitfalls.py", env={"LLAMA_URL": client.url})
     assert result.returncode == 0, result.stderr
-    out = result.stdout
-    for heading in ("1. candidates with and without the grammar", "2. post_sampling_probs", "3. top_logprobs 3, 30 and 100",
-                    "4. thinking"):
-        assert heading in out
-    compared = re.search(r"the same 30 tokens: (True|False); in the same order: (?:True|False); "
-                         r"largest difference in a token's probability: ([0-9.]+)", out)
-    assert compared and compared[1] == "True" and float(compared[2]) < 0.01
-    assert "So the grammar did not change the reported candidates" in out
-    assert re.search(r"top_logprobs 100: [A-H]-[A-N]", out)
-    assert "has no thinking mode" in out and "GB10 reference" in out
+    prompt = load_prompt()
+    # pitfall 1 as the script asks it: one request first, so the two compared both find the message in the cache
+    ask_code(client, prompt, COFFEE, grammar=True, top_logprobs=TOP_LOGPROBS)
+    with_grammar = ask_code(client, prompt, COFFEE, grammar=True, top_logprobs=TOP_LOGPROBS).response
+    without = ask_code(client, prompt, COFFEE, grammar=False, top_logprobs=TOP_LOGPROBS).response
+    same = same_candidates(with_grammar, without, prompt)
+    assert same.count == TOP_LOGPROBS and same.same_tokens and same.gap < 0.01
+    assert same.forbidden  # the grammar's forbidden tokens are among the candidates: probabilities before it
+    # pitfall 3: one 100-candidate reply read with its first 3, 30 and 100
+    response = ask_code(client, prompt, COFFEE, top_logprobs=MOST).response
+    answers = [typed_answer(first_n_candidates(response, top), prompt, top) for top in (3, TOP_LOGPROBS, MOST)]
+    assert answers[2].code in prompt.codes and len({answer.code for answer in answers}) == 1
+    assert answers[0].missing_letters >= answers[1].missing_letters >= answers[2].missing_letters
+    # pitfall 4: the test model's template has no thinking mode
+    assert not has_thinking_mode(client.get("/props").get("chat_template", ""))
+
+
+def test_a_chat_template_has_a_thinking_mode_when_it_reads_enable_thinking_or_writes_think():
+    assert has_thinking_mode("{%- if enable_thinking is defined and enable_thinking is false %}")
+    assert has_thinking_mode("<|im_start|>assistant\n<think>\n")
+    assert not has_thinking_mode("{%- for message in messages %}<|im_start|>{{ message.role }}")
+
+
+def test_first_n_candidates_keeps_the_n_most_likely_of_every_step():
+    steps = [{"token": t, "top_logprobs": [{"token": c, "logprob": -k} for k, c in enumerate("ABCD")]} for t in "C-F"]
+    response = {"choices": [{"message": {"content": "C-F"}, "logprobs": {"content": steps}}]}
+    cut = first_n_candidates(response, 2)["choices"][0]["logprobs"]["content"]
+    assert [[c["token"] for c in step["top_logprobs"]] for step in cut] == [["A", "B"]] * 3
+    assert [step["token"] for step in cut] == ["C", "-", "F"]
+    assert len(steps[0]["top_logprobs"]) == 4  # a copy: the response read is left whole
 
 
 def test_candidates_counts_missing_letters_and_reasks_with_100(client, run_script, tmp_path):
@@ -74,9 +113,12 @@ def test_candidates_counts_missing_letters_and_reasks_with_100(client, run_scrip
     result = run_script("03-where-confidence-comes-from/candidates.py", "--split", "calib", "--results", path,
                         env={"LLAMA_URL": client.url})
     assert result.returncode == 0, result.stderr
-    assert "some allowed letter missing:                  1  (50.0%)" in result.stdout
-    assert "asked again with 100 candidates (1 answers), each reply read with its first 30 and all 100:" in result.stdout
-    assert "largest change in confidence from 30 to 100 candidates: " in result.stdout
+    # what it counts and asks again, read off the same functions
+    covered = coverage(read_split("calib", path).records)
+    assert covered.answers == 2 and [r.id for r in covered.missed] == [records[1].id]
+    read = reask(client, load_prompt(), records[1].text)
+    assert read.status == "ok" and read.with_30.code == read.with_100.code
+    assert read.with_100.missing_letters <= read.with_30.missing_letters
 
 
 def test_route_routes_post_01s_three_messages_by_default(client, run_script):
@@ -101,14 +143,14 @@ def test_compare_matches_messages_by_id_and_counts_codes_rights_and_confidence_m
         paths[-1].write_text("".join(json.dumps(r) + "\n" for r in records))
     result = run_script("02-forcing-a-valid-answer/compare.py", *paths)
     assert result.returncode == 0, result.stderr
-    out = result.stdout
-    assert "3 messages in both:" in out
-    assert "  same code                     2   66.7%" in out  # a and c
-    assert "  right in both                 2   66.7%" in out
-    assert "  right only in the second      1" in out           # b
-    # |0.5 - 0.5|, |0.25 - 0.3125|, |0.75 - 0.875| = 0, 0.0625, 0.125: median 0.0625, max 0.125, two above 0.01
-    assert "median 0.0625" in out and "max 0.1250" in out and "more than 0.01: 2" in out
-    assert "messages with different codes (1):" in out and "B-B vs B-C" in out
+    # what compare.py prints is read off compare()'s Comparison of the two files' answers
+    comparison = compare(first, second)
+    assert comparison.messages == 3                                        # a, b, c; only-first left out
+    assert (comparison.valid_first, comparison.valid_second, comparison.same_code) == (3, 3, 2)  # a and c
+    assert (comparison.right_both, comparison.right_only_first, comparison.right_only_second) == (2, 0, 1)  # b
+    # in the first file's order a, b, c: |0.5 - 0.5|, |0.25 - 0.3125|, |0.75 - 0.875|
+    assert comparison.moved == [0.0, 0.0625, 0.125]
+    assert [(x["id"], x["code"], y["code"]) for x, y in comparison.differing] == [("b", "B-B", "B-C")]
 
 
 def test_compare_without_common_messages_is_one_clear_line(tmp_path, run_script):
@@ -120,9 +162,11 @@ def test_compare_without_common_messages_is_one_clear_line(tmp_path, run_script)
 
 def test_tokens_shows_how_the_candidates_split_and_that_every_code_piece_is_one_token(client, run_script):
     result = run_script("02-forcing-a-valid-answer/tokens.py", env={"LLAMA_URL": client.url})
-    assert result.returncode == 0, result.stderr
-    out = result.stdout
-    assert re.search(r"^'A' +1 token +\['A'\]$", out, re.MULTILINE)
-    assert re.search(r"^'76' +2 tokens +\['7', '6'\]$", out, re.MULTILINE)
-    assert re.search(r"^'C-B' +2 tokens +\['C', '-B'\]$", out, re.MULTILINE)
-    assert out.rstrip().endswith("Every letter A-Z and every '-A' to '-Z' is a single token: True")
+    # exit code 1 when some letter or '-' + letter is not a single token (letter_tokens raises)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert token_pieces(client, "A") == ["A"]
+    assert token_pieces(client, "76") == ["7", "6"]
+    assert token_pieces(client, "C-B") == ["C", "-B"]
+    pieces = letter_tokens(client)
+    assert sorted(pieces.letter) == sorted(pieces.hyphen_letter) == list(string.ascii_uppercase)
+    assert len(set(pieces.letter.values()) | set(pieces.hyphen_letter.values()) | {pieces.hyphen}) == 26 + 26 + 1

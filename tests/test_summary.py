@@ -8,11 +8,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from ece import ece
+from ece import ece, outcomes
 from result_lines import EIGHT_AND_TWO_ERRORS, lines, partial_line, result_line, write_lines
 from results_record import FIELDS, OPTIONAL, ResultsLine, check_record
 from saved_answers import describe, read_split
-from summary import RANGES, in_range, percentile, print_summary
+from summary import RANGES, ConfidenceRange, OffLabelMass, in_range, percentile, summarize
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -41,31 +41,37 @@ def record(correct, confidence, status="ok", group_mass=0.1, intent_mass=0.2):
                         off_label_intent=intent_mass if status == "ok" else None)
 
 
-def test_summary_prints_counts_medians_and_range_table_by_hand(capsys):
-    records = [record(True, 0.95), record(True, 0.6), record(False, 0.3), record(False, 0.0, status="invalid")]
-    print_summary(records, "banking77 test")
-    out = capsys.readouterr().out
-    assert "banking77 test: 4 messages in 2 s of requests (2.00 messages/s)" in out  # 4 x 500 ms
-    assert "valid codes: 3 (75.0%), invalid 1" in out
-    assert "correct: 2 (50.0%)" in out
-    assert "median confidence when right: 0.775" in out                   # (0.95 + 0.6) / 2
-    assert "median confidence when wrong: 0.150" in out                   # (0.3 + 0.0) / 2
-    assert "off-label mass at the group step: median 10.00%, 95th percentile 10.00%, max 10.00%" in out
-    assert "  0.00-0.50           2      0.0%" in out
-    assert "  0.50-0.70           1    100.0%" in out
-    assert "  0.70-0.90           0         -" in out
+def test_summary_gives_counts_medians_off_label_masses_and_ranges_by_hand():
+    records = [record(True, 1.0), record(True, 0.6), record(False, 0.3), record(False, 0.0, status="invalid")]
+    summary = summarize(records)
+    assert (summary.messages, summary.failed, summary.seconds) == (4, 0, 2.0)  # 4 x 500 ms
+    assert (summary.valid, summary.no_code) == (3, {"invalid": 1, "too_long": 0})
+    assert (summary.correct, summary.right_group) == (2, 2)
+    assert summary.median_right == pytest.approx(0.8)    # (1.0 + 0.6) / 2
+    assert summary.median_wrong == pytest.approx(0.15)   # (0.3 + 0.0) / 2
+    # over the 3 answers with a code only: 10% and 20% on each, the invalid line's None masses left out
+    assert summary.off_label == (OffLabelMass("group", 10.0, 10.0, 10.0), OffLabelMass("intent", 20.0, 20.0, 20.0))
+    assert summary.ranges == (ConfidenceRange(0.0, 0.5, 2, 0.0),     # 0.3 wrong, 0.0 invalid
+                              ConfidenceRange(0.5, 0.7, 1, 100.0),   # 0.6 right
+                              ConfidenceRange(0.7, 0.9, 0, None),
+                              ConfidenceRange(0.9, 0.99, 0, None),
+                              ConfidenceRange(0.99, 1.0, 1, 100.0))  # 1.0 right, in the last range
 
 
-def test_summary_of_nothing_says_so(capsys):
-    print_summary([], "banking77 calib")
-    assert "banking77 calib: no messages" in capsys.readouterr().out
+def test_summary_of_nothing_has_no_messages_and_no_medians():
+    summary = summarize([])
+    assert (summary.messages, summary.failed, summary.median_right, summary.median_wrong) == (0, 0, None, None)
+    assert summary.off_label == () and [row.messages for row in summary.ranges] == [0] * len(RANGES)
 
 
-def test_summary_script_prints_the_reference_calibration_split_without_a_server():
+def test_summary_script_reads_the_reference_calibration_split_without_a_server():
     result = subprocess.run([sys.executable, str(ROOT / "03-where-confidence-comes-from/summary.py"), "--split", "calib"],
                             capture_output=True, text=True, timeout=120, env={"PATH": "", "LLAMA_URL": "http://127.0.0.1:9"})
     assert result.returncode == 0, result.stderr
-    assert "770 messages" in result.stdout and "0.99-1.00" in result.stdout
+    # what it prints is the README's block; here the figures of the same file: every answer in exactly one range
+    summary = summarize(read_split("calib").records)
+    assert summary.messages == sum(row.messages for row in summary.ranges) == 770
+    assert [(row.low, row.high) for row in summary.ranges] == list(RANGES)
 
 
 def test_summary_script_names_the_command_when_the_results_file_is_missing(tmp_path):
@@ -178,14 +184,13 @@ def test_the_loader_keeps_error_lines_apart_from_the_answers(tmp_path):
         "(given on the command line); 2 failed requests left out (run.py asks them again)")
 
 
-def test_the_summary_block_is_over_the_8_answers_and_names_the_2_errors(capsys):
-    print_summary(lines(EIGHT_AND_TWO_ERRORS), "banking77 test")
-    out = capsys.readouterr().out
-    assert "banking77 test: 8 messages in 8 s of requests (1.00 messages/s)" in out  # 8 x 1000 ms
-    assert "  errors: 2 requests failed; left out of every figure below" in out
-    assert "correct: 4 (50.0%)" in out and "valid codes: 8 (100.0%)\n" in out
-    assert "median confidence when right: 0.750" in out  # (0.8 + 0.7) / 2
-    assert "median confidence when wrong: 0.450" in out  # (0.5 + 0.4) / 2
+def test_the_summary_block_is_over_the_8_answers_and_counts_the_2_errors_apart():
+    summary = summarize(lines(EIGHT_AND_TWO_ERRORS))
+    assert (summary.messages, summary.failed, summary.seconds) == (8, 2, 8.0)  # 8 x 1000 ms
+    assert (summary.valid, summary.no_code, summary.correct) == (8, {"invalid": 0, "too_long": 0}, 4)
+    assert summary.median_right == pytest.approx(0.75)  # (0.8 + 0.7) / 2
+    assert summary.median_wrong == pytest.approx(0.45)  # (0.5 + 0.4) / 2
+    assert sum(row.messages for row in summary.ranges) == 8
 
 
 def test_a_file_of_error_lines_only_holds_no_answers(tmp_path):
@@ -195,13 +200,15 @@ def test_a_file_of_error_lines_only_holds_no_answers(tmp_path):
 
 
 def test_ece_reports_accuracy_4_of_8_and_the_ece_of_the_8_answers(tmp_path, run_script):
-    result = run_script("04-is-the-confidence-honest/ece.py", "--results", write_lines(tmp_path / "r.jsonl", EIGHT_AND_TWO_ERRORS))
+    path = write_lines(tmp_path / "r.jsonl", EIGHT_AND_TWO_ERRORS)
+    result = run_script("04-is-the-confidence-honest/ece.py", "--results", path)
     assert result.returncode == 0, result.stderr
-    answers = [r for r in EIGHT_AND_TWO_ERRORS if r["status"] != "error"]
-    expected = ece([r["confidence"] for r in answers], [r["correct"] for r in answers])
-    assert "2 failed requests left out" in result.stdout.splitlines()[0]
-    assert "banking77 test: 8 answers, accuracy 50.0%" in result.stdout
-    assert f"\nECE, 15 bins: {expected:.4f}\n" in result.stdout
+    # what ece.py computes from the file, read as it reads it (its printout is the README's block)
+    confidences, corrects = outcomes(read_split("test", path).records)
+    assert (len(corrects), sum(corrects)) == (8, 4)
+    # 15 bins of width 1/15: 0.3, 0.4, 0.5 wrong, 0.6 right and 0.6 wrong, 0.7, 0.8, 0.9 right, each range its own
+    # bin but the two 0.6; gaps 0.3 + 0.4 + 0.5 + 2 x |0.6 - 0.5| + 0.3 + 0.2 + 0.1 = 2.0 over 8 answers
+    assert ece(confidences, corrects) == pytest.approx(0.25)
 
 
 @pytest.mark.parametrize("script", ["03-where-confidence-comes-from/summary.py", "04-is-the-confidence-honest/ece.py",
@@ -226,10 +233,10 @@ def test_error_lines_change_no_figure_of_any_reader(tmp_path, script, run_script
 
 
 def test_a_missing_own_file_names_the_command_with_out(tmp_path):
-    result = subprocess.run([sys.executable, str(ROOT / "03-where-confidence-comes-from/summary.py"),
-                             "--results", str(tmp_path / "mine.jsonl")], capture_output=True, text=True, timeout=120)
-    assert result.returncode == 2
-    assert f"run.py --split test --out {tmp_path / 'mine.jsonl'}" in result.stderr
+    # summary.py's one line when --results names no file (its exit code: the test above)
+    with pytest.raises(FileNotFoundError) as missing:
+        read_split("test", tmp_path / "mine.jsonl", "banking77", "", "--results")
+    assert str(missing.value).endswith(f"run.py --split test --out {tmp_path / 'mine.jsonl'}")
 
 
 def test_a_missing_reference_file_names_the_run_py_command_that_writes_one(tmp_path, monkeypatch):
