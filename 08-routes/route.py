@@ -103,27 +103,34 @@ def calibrated_of(record: ResultsLine, calibrate: Calibrator) -> float:
     return calibrate(record) if record.status == "ok" else 0.0
 
 
+def answer_lines(message: str, record: ResultsLine, calibrated: float) -> list[str]:
+    """The message, then its intent and code with raw and calibrated confidence (or why it has no code),
+    one line each."""
+    if record.status != "ok":
+        return [f"message: {printable(message)}", f"no code: status {record.status}"]
+    return [f"message: {printable(message)}", f"intent: {record.intent}  code {record.code}",
+            f"confidence: raw {record.confidence:.3f} -> calibrated {calibrated:.3f}"]
+
+
 def print_answer(message: str, record: ResultsLine, calibrated: float) -> None:
-    """The message, then its intent and code with raw and calibrated confidence (or why it has no code)."""
-    print(f"message: {printable(message)}")
-    if record.status == "ok":
-        print(f"intent: {record.intent}  code {record.code}")
-        print(f"confidence: raw {record.confidence:.3f} -> calibrated {calibrated:.3f}")
-    else:
-        print(f"no code: status {record.status}")
+    """Print the answer_lines of one message."""
+    print("\n".join(answer_lines(message, record, calibrated)))
+
+
+def action_line(route: str, record: ResultsLine, prompt: Prompt, calibrated: float, out_of_scope: frozenset[str]) -> str:
+    """What a route does, in one line: the action, the clarifying question (the two named intents) or the
+    hand-over text."""
+    if route == "act":
+        return f"action: handle the message as {record.intent}"
+    if route == "ask":
+        return f"question: {clarifying_question(*(prompt.intents[code] for code in top_two(record)))}"
+    return f"hand-over text: {hand_over_text(record, prompt, calibrated, out_of_scope)}"
 
 
 def print_action(route: str, record: ResultsLine, prompt: Prompt, calibrated: float, out_of_scope: frozenset[str]) -> None:
-    """The route and what it does: the action, the clarifying question (the two named intents) or the
-    hand-over text."""
+    """The route, then its action_line."""
     print(f"route: {route.replace('_', ' ')}")
-    if route == "act":
-        print(f"action: handle the message as {record.intent}")
-    elif route == "ask":
-        named = [prompt.intents[code] for code in top_two(record)]
-        print(f"question: {clarifying_question(*named)}")
-    else:
-        print(f"hand-over text: {hand_over_text(record, prompt, calibrated, out_of_scope)}")
+    print(action_line(route, record, prompt, calibrated, out_of_scope))
 
 
 def print_route(message: str, record: ResultsLine, prompt: Prompt, calibrate: Calibrator, thresholds: Thresholds) -> str:
@@ -173,18 +180,25 @@ def connect(calib: Loaded, other_model: bool) -> tuple[Client, dict]:
     return client, info
 
 
+def other_model_warning(info: dict, calib: Loaded) -> str | None:
+    """A warning line when the server's model (info, model_info()) did not write the calib answers, else None."""
+    if sorted({r.model for r in calib.records}) == [info["model"]]:
+        return None
+    return (f"warning: the server runs {info['model']}, but the calibration and thresholds come from another model's "
+            "answers (--other-model): they do not carry over, so take the route as a demonstration only")
+
+
 def print_setup(client: Client, info: dict, calib: Loaded, thresholds: str, warning: str | None) -> None:
     """The server and its model, the calib file and the thresholds fitted on it (`thresholds`, one line's
-    text), the support warning if any, and a warning when the calib answers are another model's."""
+    text), the support warning if any, and other_model_warning."""
     calib_models = sorted({r.model for r in calib.records})
     print(f"server: {client.url}  model: {info['model']}  build: {info['build']}")
     left_out = f"; {len(calib.errors)} failed requests in it left out" if calib.errors else ""
     print(f"thresholds fitted on {calib.path.name} (model {', '.join(calib_models)}{left_out}): {thresholds}")
     if warning:
         print(warning)
-    if calib_models != [info["model"]]:
-        print(f"warning: the server runs {info['model']}, but the calibration and thresholds come from another model's "
-              "answers (--other-model): they do not carry over, so take the route as a demonstration only")
+    if other := other_model_warning(info, calib):
+        print(other)
 
 
 def main() -> int:

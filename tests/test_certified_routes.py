@@ -1,11 +1,15 @@
 """Beyond post 08: the certified act rule beside the point rule (08-routes/beyond/certified_routes.py)."""
+import argparse
 import random
 
 import pytest
-from certified_routes import CertifiedThresholds, fit_certified, fit_rule, print_act_rules
+from calib_split import add_fit_arguments
+from certified_routes import (CertifiedThresholds, act_rule_lines, add_rule_arguments, fit_both, fit_certified, fit_rule,
+                              rule_closing_line, thresholds_of_rule)
 from guarantee import lower_bound
-from routes import fit_thresholds, route_all, route_of
 from certified_separation import certified_coverage
+from routes import add_threshold_arguments, closing_line, fit_from, report, route_all, route_of, fit_thresholds
+from saved_answers import load_results
 from separation import accuracy_coverage, coverage_at_accuracy
 from test_routes import IDENTITY, SIX, answer
 
@@ -82,15 +86,15 @@ def test_the_simulated_rule_is_the_one_fit_thresholds_uses():
     assert fit_thresholds(records, IDENTITY, target=0.9).t_act == coverage_at_accuracy(curve, 0.9).threshold
 
 
-def test_both_rules_printed_side_by_side_with_their_calib_support(capsys):
+def test_both_rules_side_by_side_with_their_calib_support():
     calib = three_of_three_then_a_crowd()
-    print_act_rules(fit_thresholds(calib, IDENTITY, target=0.985),
-                    fit_certified(calib, IDENTITY, target=0.985))
-    out = capsys.readouterr().out
-    # point: 3 answers, 3 right, 100.0%, lower bound 0.368 -> "36.8%"
-    assert "point      calibrated >= 0.990" in out and "3      3     100.0%            36.8%" in out
-    assert "certified  none: the first threshold tested, raw >= " in out and "keeps 213 answers, 87 right" in out
-    assert "exchangeable" in out
+    lines = act_rule_lines(fit_thresholds(calib, IDENTITY, target=0.985), fit_certified(calib, IDENTITY, target=0.985))
+    assert lines[1].split()[-3:] == ["95%", "lower", "bound"]
+    # point: 3 answers, 3 right, 100.0%, lower bound 0.05 ** (1 / 3) = 0.368 -> "36.8%"
+    assert lines[2].split() == ["point", "calibrated", ">=", "0.990", "3", "3", "100.0%", "36.8%"]
+    # certified: none, and why (the first threshold tried keeps 213 answers, 87 right)
+    assert lines[3].startswith("certified  none: the first threshold tested, raw >= ") and "keeps 213 answers, 87 right" in lines[3]
+    assert "exchangeable" in lines[4] and "at least 199" in lines[4]
 
 
 def test_rule_guard():
@@ -106,22 +110,38 @@ def test_the_certified_rule_routes_where_routes_py_does_not_look():
     assert type(fit_rule(records, IDENTITY, 0.6)) is type(fit_thresholds(records, IDENTITY, 0.6))
 
 
+def rule_args(*argv: str) -> argparse.Namespace:
+    """certified_routes.py's arguments as its parser reads argv."""
+    parser = argparse.ArgumentParser()
+    add_fit_arguments(parser)
+    add_threshold_arguments(parser)
+    add_rule_arguments(parser)
+    return parser.parse_args(argv)
+
+
 def test_with_the_point_rule_the_script_routes_as_routes_py_does(run_script):
-    ours = run_script(SCRIPT).stdout.strip().splitlines()
-    post = run_script("08-routes/routes.py").stdout.strip().splitlines()
-    assert ours[-1] == post[-1] + " (point rule)"
-    routes_of = lambda lines: lines[lines.index("route      answers   share          right  right in top two"):][:5]  # noqa: E731
-    assert routes_of(ours) == routes_of(post)
+    args = rule_args()
+    _, calibrate, ours = thresholds_of_rule(args)
+    _, test = load_results("test")
+    calib = load_results("calib")[1]
+    post_calibrate, post = fit_from(calib, args)
+    assert ours == post
+    ours_report = report(test, route_all(test, calibrate, ours))
+    assert ours_report == report(test, route_all(test, post_calibrate, post))
+    assert rule_closing_line(ours, ours_report, "test", args.delta) == closing_line(post, ours_report, "test") + " (point rule)"
+    assert run_script(SCRIPT).returncode == 0
 
 
-def test_routes_script_prints_both_rules_and_exact_intervals_on_test(run_script):
-    result = run_script(SCRIPT, "--dataset", "clinc150", "--target", "0.4", "--rule", "certified", "--delta", "0.1")
-    assert result.returncode == 0, result.stderr
-    out = result.stdout
-    assert "95% exact (Clopper-Pearson) intervals" in out and "90% lower bound" in out
-    rows = {line.split()[0]: line for line in out.split("test (5500 answers)")[1].splitlines()[2:4]}
-    assert set(rows) == {"point", "certified"}
-    assert "routes with the certified rule" in out
-    assert out.strip().splitlines()[-1].endswith("(certified rule)")
-
-
+def test_routes_script_with_both_rules_and_exact_intervals_on_clinc150_test(run_script):
+    args = rule_args("--dataset", "clinc150", "--target", "0.4", "--rule", "certified", "--delta", "0.1")
+    _, calib = load_results("calib", dataset="clinc150")
+    _, test = load_results("test", dataset="clinc150")
+    calibrate, point, sure = fit_both(calib, args)
+    assert sure.certification.delta == 0.1 and thresholds_of_rule(args)[2] == sure
+    lines = act_rule_lines(point, sure)
+    assert "90% lower bound" in lines[1] and [line.split()[0] for line in lines[2:4]] == ["point", "certified"]
+    result = report(test, route_all(test, calibrate, sure), sure.out_of_scope)
+    assert result.total == 5500
+    assert rule_closing_line(sure, result, "test", 0.1).endswith("(certified rule)")
+    assert run_script(SCRIPT, *["--dataset", "clinc150", "--target", "0.4", "--rule", "certified", "--delta", "0.1"]
+                      ).returncode == 0

@@ -1,4 +1,5 @@
 """The combined decision: candidates from a shortlist line, the weighted product, and its fit on calib."""
+import argparse
 import json
 import math
 import random
@@ -9,8 +10,15 @@ import numpy as np
 import pytest
 import saved_answers
 from result_lines import partial_line, result_line
-from combined import (FLOOR, SOURCE_PREFIX, Candidate, Weights, candidates_of, combine, combined_record, fit_weights,
-                      line_shortlist, log_likelihood_and_derivatives, newton_step)
+from combined import (FLOOR, SOURCE_PREFIX, Candidate, Weights, candidates_of, combine, combined_decisions,
+                      combined_record, fit_weights, line_shortlist, log_likelihood_and_derivatives, newton_step)
+from certified_routes import add_rule_arguments, thresholds_of_rule
+from oos_cost import paired_cost
+from prompt import load_prompt
+from route import add_route_arguments
+from route_beyond import shortlist_decision
+from routes import route_of
+from registry import DATASETS
 from results_record import ResultsLine
 from scipy.optimize import minimize
 
@@ -264,7 +272,7 @@ def test_a_combined_line_keeps_post_03s_fields_with_the_combined_decision():
     assert sum(alone.group_distribution.values()) == pytest.approx(1.0)
 
 
-def test_combined_py_fits_on_calib_writes_both_splits_and_later_posts_read_them(tmp_path, monkeypatch, capsys):
+def test_combined_py_fits_on_calib_writes_both_splits_and_later_posts_read_them(tmp_path, monkeypatch):
     import combined
 
     # Shortlist lines (as many as the splits hold, so they count as complete runs): the right code A-B is
@@ -281,23 +289,29 @@ def test_combined_py_fits_on_calib_writes_both_splits_and_later_posts_read_them(
         (tmp_path / f"banking77-shortlist2-{split}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
     monkeypatch.setattr("sys.argv", ["combined.py", "--shortlist", "2"])
     assert combined.main() == 0
-    out = capsys.readouterr().out
-    assert "weights fitted on the 770 calib answers" in out and "right code on the shortlist" in out
     test = saved_answers.read_split("test", None, "banking77", "combined2")   # checked whole on reading
     assert test.path == tmp_path / "banking77-combined2-test.jsonl" and len(test.records) == 3080
     assert all(r.confidence == pytest.approx(r.p_group * r.p_intent_given_group) for r in test.records)
+    # the written lines are combined_decisions' on the shortlist runs, its weights fitted on all 770 calib
+    # answers (the right code is on every shortlist)
+    shortlists = {split: saved_answers.read_split(split, None, "banking77", "shortlist2").records
+                  for split in ("calib", "test")}
+    weights, decided = combined_decisions(shortlists["calib"], shortlists["test"], DATASETS["banking77"])
+    assert weights.fitted_on == 770 and {Weights.of_line(r) for r in test.records} == {Weights.from_values(weights.values())}
+    assert [r.code for r in test.records] == [r.code for r in decided["test"]]
     # Without the model, the right code is the retriever's second on 2 lines in 3, so its fitted exponent is
-    # negative and that decision takes the second code: right when n % 3 != 0, on 2,053 of the 3,080.
-    assert re.search(r"without the model \(its exponents 0\), fitted the same way: "
-                     r"P\(code\) proportional to model\^0\.000 x retriever\^-[0-9.]+$", out, re.M)
-    assert re.search(r"^combined without the model +66\.6% +66\.7%$", out, re.M)  # 513 of 770, 2,053 of 3,080
+    # negative and that decision takes the second code: right when n % 3 != 0, on 513 of 770 and 2,053 of 3,080.
+    alone_weights, alone = combined_decisions(shortlists["calib"], shortlists["test"], DATASETS["banking77"],
+                                              with_model=False)
+    assert alone_weights.model == 0.0 and alone_weights.retriever < 0
+    assert [sum(r.correct for r in alone[split]) for split in ("calib", "test")] == [513, 2053]
     # what the model adds: the combined answers against that decision's, message by message
     number = {r.id: int(r.id.split("-")[1]) for r in test.records}
     only_with = sum(r.correct and number[r.id] % 3 == 0 for r in test.records)
     only_without = sum(not r.correct and number[r.id] % 3 != 0 for r in test.records)
-    difference = 100 * (only_with - only_without) / 3080
-    assert (f"over the same 3,080 messages: {difference:+.1f} points" in out
-            and f"right only with the model {only_with}, only without it {only_without})" in out)
+    added = paired_cost(alone["test"], test.records, frozenset())
+    assert (added.n, added.only_with, added.only_without) == (3080, only_with, only_without)
+    assert added.difference == pytest.approx((only_with - only_without) / 3080)
 
 
 def test_shortlist_py_lets_the_model_choose_only_among_the_retrievers_codes(client, tmp_path, run_script):
@@ -305,7 +319,6 @@ def test_shortlist_py_lets_the_model_choose_only_among_the_retrievers_codes(clie
     result = run_script("08-routes/beyond/shortlist.py", "--split", "calib", "--limit", "4", "--shortlist", "3",
                         "--out", out, env={"LLAMA_URL": client.url})
     assert result.returncode == 0, result.stderr
-    assert "banking77 calib, shortlist of 3: 4 messages" in result.stdout
     loaded = saved_answers.read_split("calib", out)  # post 03's fields checked whole
     assert len(loaded.records) == 4
     for line in loaded.records:
@@ -319,6 +332,17 @@ def test_shortlist_py_lets_the_model_choose_only_among_the_retrievers_codes(clie
         assert set(line.intent_distribution) == {code[2] for code, _ in shortlist if code[0] == line.group_letter}
 
 
+def shortlist_args(*argv: str) -> argparse.Namespace:
+    """route_beyond.py's arguments as its main() completes them (variant: the combinedK calib file of --shortlist)."""
+    parser = argparse.ArgumentParser()
+    add_route_arguments(parser)
+    add_rule_arguments(parser)
+    parser.add_argument("--shortlist", type=int)
+    args = parser.parse_args(argv)
+    args.variant = f"combined{args.shortlist}"
+    return args
+
+
 def test_route_py_with_a_shortlist_routes_the_combined_decision(client, tmp_path, run_script):
     # A combined calib file made by hand: 40 answers, all right at 0.95 and wrong at 0.30, weights 1 and 1.
     def combined_line(number, right):
@@ -327,20 +351,25 @@ def test_route_py_with_a_shortlist_routes_the_combined_decision(client, tmp_path
                 "model_confidence": line["confidence"], "combined_weights": [1.0, 1.0]}
     calib = tmp_path / "banking77-combined3-calib.jsonl"
     calib.write_text("".join(json.dumps(combined_line(n, n % 4 != 0)) + "\n" for n in range(40)))
-    result = run_script("08-routes/beyond/route_beyond.py", "--other-model", "--shortlist", "3", "--calib", calib, "I was charged twice for one coffee",
-                        env={"LLAMA_URL": client.url})
+    message = "I was charged twice for one coffee"
+    args = shortlist_args("--other-model", "--shortlist", "3", "--calib", str(calib), message)
+    loaded, calibrate, thresholds = thresholds_of_rule(args)
+    decide = shortlist_decision(args, load_prompt(), loaded.records, client, client.model_info()["model"])
+    record = decide(message)
+    assert Weights.of_line(record) == Weights(1.0, 1.0)             # the decision combined with the file's weights
+    assert record.status == "ok" and record.code in {code for code, _ in line_shortlist(record)}
+    assert route_of(record, calibrate(record), thresholds) in ("act", "ask", "hand_over")
+    result = run_script("08-routes/beyond/route_beyond.py", "--other-model", "--shortlist", "3", "--calib", calib,
+                        message, env={"LLAMA_URL": client.url})
     assert result.returncode == 0, result.stderr
-    assert "combined decision: shortlist of 3, P(code) proportional to model^1.000 x retriever^1.000" in result.stdout
-    assert re.search(r"^intent: \w+  code [A-Z]-[A-Z]$", result.stdout, re.M)
-    assert re.search(r"^route: (act|ask|hand over)$", result.stdout, re.M)
 
 
-def test_route_py_refuses_a_calib_file_without_combined_weights(client, tmp_path, run_script):
+def test_route_py_refuses_a_calib_file_without_combined_weights(tmp_path):
     from result_lines import write_lines
     calib = write_lines(tmp_path / "plain.jsonl", [result_line(n, n % 2 == 0, 0.6) for n in range(10)])
-    result = run_script("08-routes/beyond/route_beyond.py", "--other-model", "--shortlist", "3", "--calib", calib, "hello",
-                        env={"LLAMA_URL": client.url})
-    assert result.returncode != 0 and "not one combined.py wrote" in result.stderr
+    loaded, _, _ = thresholds_of_rule(shortlist_args("--other-model", "--shortlist", "3", "--calib", str(calib)))
+    with pytest.raises(ValueError, match="not one combined.py wrote"):
+        shortlist_decision(shortlist_args("--shortlist", "3"), load_prompt(), loaded.records, None, "no server")
 
 
 def test_a_combined_line_stays_a_valid_results_line_when_its_sums_pass_1_by_an_ulp():
@@ -379,7 +408,7 @@ def test_the_reference_runs_of_every_source_are_found():
 
 @pytest.mark.parametrize("dataset,source", COMBINED_RUNS)
 def test_combined_py_on_the_committed_shortlist_runs_writes_the_committed_combined_files(dataset, source, tmp_path,
-                                                                                        monkeypatch, capsys):
+                                                                                        monkeypatch):
     # The reference combined files are combined.py's output, not hand-made: refitting on the committed
     # shortlist runs writes them again (a change to the fit or the features shows here). Equal field by
     # field, floats to 1e-9: another platform's libm may differ in the last bits of exp and log.
@@ -387,11 +416,12 @@ def test_combined_py_on_the_committed_shortlist_runs_writes_the_committed_combin
     monkeypatch.setattr(saved_answers, "OWN_RESULTS", tmp_path)
     monkeypatch.setattr("sys.argv", ["combined.py", "--dataset", dataset, "--source", source])
     assert combined.main() == 0
-    out = capsys.readouterr().out
-    assert ("; out of scope: exp(" in out) == (dataset == "clinc150")
     for split in ("calib", "test"):
         name = f"{dataset}-{SOURCE_PREFIX[source]}combined5-{split}.jsonl"
         written = [json.loads(line) for line in (tmp_path / name).read_text().splitlines()]
+        # the out-of-scope term (5 weights) on CLINC150 only
+        assert {len(line["combined_weights"]) for line in written if "combined_weights" in line} == {
+            5 if dataset == "clinc150" else 2}
         committed = [json.loads(line) for line in saved_answers.reference_path(name).read_text().splitlines()]
         assert len(written) == len(committed)
         for mine, theirs in zip(written, committed):
@@ -415,18 +445,19 @@ def test_route_py_with_a_shortlist_on_clinc150_uses_the_out_of_scope_term(client
     # Integration: the committed CLINC150 combined calib file (5 weights), the retriever, one request with the
     # shortlist grammar (K-A always allowed) to the real server. The 0.5B test model may answer anything
     # on the shortlist; an out-of-scope decision must hand over.
-    result = run_script("08-routes/beyond/route_beyond.py", "--other-model", "--dataset", "clinc150", "--shortlist", "5", "how many moons does jupiter have",
-                        env={"LLAMA_URL": client.url})
+    message = "how many moons does jupiter have"
+    args = shortlist_args("--other-model", "--dataset", "clinc150", "--shortlist", "5", message)
+    loaded, calibrate, thresholds = thresholds_of_rule(args)
+    assert loaded.path.name == "clinc150-combined5-calib.jsonl" and thresholds.out_of_scope == {"K-A"}
+    prompt = load_prompt("clinc150")
+    record = shortlist_decision(args, prompt, loaded.records, client, client.model_info()["model"])(message)
+    assert Weights.of_line(record).out_of_scope is not None
+    assert record.status == "ok" and re.fullmatch(r"[A-K]-[A-Z]", record.code)
+    if record.code == "K-A":
+        assert route_of(record, calibrate(record), thresholds) == "hand_over"
+    result = run_script("08-routes/beyond/route_beyond.py", "--other-model", "--dataset", "clinc150", "--shortlist",
+                        "5", message, env={"LLAMA_URL": client.url})
     assert result.returncode == 0, result.stderr
-    out = result.stdout
-    assert "thresholds fitted on clinc150-combined5-calib.jsonl" in out
-    assert re.search(r"^combined decision: shortlist of 5, P\(code\) proportional to model\^[0-9.]+ x retriever\^[0-9.]+; "
-                     r"out of scope: exp\(-?[0-9.]+ [-+] [0-9.]+ x best retriever score\) x model\^[0-9.]+$", out, re.M)
-    codes = re.findall(r"^intent: \S+  code ([A-K]-[A-Z])$", out, re.M)
-    routes = re.findall(r"^route: (act|ask|hand over)$", out, re.M)
-    assert len(codes) == 1 and len(routes) == 1
-    if codes[0] == "K-A":
-        assert routes[0] == "hand over" and "says the message is out of scope" in out
 
 
 @pytest.mark.parametrize("name", REFERENCE_RUNS)

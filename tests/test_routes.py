@@ -1,4 +1,6 @@
 """Post 08: the act and ask thresholds, the routes, exact intervals, and both scripts (routes.py, route.py)."""
+import argparse
+import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -7,9 +9,10 @@ from ece import outcomes
 from isotonic import fit_isotonic
 from scipy.stats import beta
 from prompt import load_prompt
-from route import clarifying_question, hand_over_text, plain_words, print_route
-from routes import (act_intervals, cuts, fit_calibration, fit_thresholds, lowest_cut, report, route_all, route_of,
-                    top_two)
+from route import (action_line, add_route_arguments, answer_lines, ask_live, calibrated_of, clarifying_question,
+                   connect, hand_over_text, other_model_warning, plain_words, print_route)
+from routes import (act_intervals, closing_line, cuts, fit_calibration, fit_thresholds, lowest_cut, report, route_all,
+                    route_of, threshold_lines, thresholds_from, top_two)
 from module_loads import script_modules
 from result_lines import partial_line
 from saved_answers import load_results
@@ -182,12 +185,7 @@ def test_the_calibration_is_post_06_isotonic_fit_on_calib():
         assert calibrate(record) == fit(record.confidence)
 
 
-def test_routes_script_runs_end_to_end_on_the_reference_files(run_script):
-    result = run_script("08-routes/routes.py")
-    assert result.returncode == 0, result.stderr
-    out = result.stdout
-    assert "isotonic regression of post 06" in out and "hand over" in out
-    assert "certified" not in out and "rule" not in out          # the post's one act rule, named by nothing else
+def test_routes_on_the_reference_files_act_above_a_threshold_worked_out_without_routes_py():
     # The act threshold, worked out here without routes.py: post 06's isotonic fit on calib, then the lowest
     # calibrated value whose calib answers at or above it are right at least 98.5% of the time.
     _, calib = load_results("calib")
@@ -196,31 +194,51 @@ def test_routes_script_runs_end_to_end_on_the_reference_files(run_script):
     calibrated = [(fit(r.confidence), r.correct) for r in calib]
     reaching = [t for t in sorted({c for c, _ in calibrated})
                 if sum(right for c, right in calibrated if c >= t) >= 0.985 * sum(1 for c, _ in calibrated if c >= t)]
-    last = out.strip().splitlines()[-1]
+    calibrate = fit_calibration(calib)
+    thresholds = fit_thresholds(calib, calibrate)
+    result = report(test, route_all(test, calibrate, thresholds))
     if not reaching:
-        assert "act        none: no threshold reaches 98.5% precision on calib" in out
-        assert last.startswith("acted on 0.0% of test answers: 98.5% precision is out of reach")
+        assert thresholds.act is None and result.answers["act"] == 0
+        assert closing_line(thresholds, result, "test").startswith("acted on 0.0% of test answers: 98.5% precision")
         return
-    threshold = reaching[0]
-    on_calib = [right for c, right in calibrated if c >= threshold]
-    assert f"  act   calibrated >= {threshold:.3f}  {sum(on_calib)} of {len(on_calib)} calib answers right" in out
-    acted = [r.correct for r in test if fit(r.confidence) >= threshold]
+    on_calib = [right for c, right in calibrated if c >= reaching[0]]
+    assert thresholds.t_act == reaching[0] and (thresholds.act.kept, thresholds.act.hits) == (len(on_calib), sum(on_calib))
+    acted = [r.correct for r in test if fit(r.confidence) >= reaching[0]]
+    assert (result.answers["act"], result.right["act"], result.total) == (len(acted), sum(acted), len(test))
+    # the closing line reads those counts: share of test acted on, precision, wrong actions
     wrong = len(acted) - sum(acted)
-    assert last == (f"acted on {100 * len(acted) / len(test):.1f}% of test answers at "
-                    f"{100 * sum(acted) / len(acted):.1f}% precision (target 98.5%), "
-                    f"{wrong} wrong action{'' if wrong == 1 else 's'}")
+    assert closing_line(thresholds, result, "test") == (
+        f"acted on {100 * len(acted) / len(test):.1f}% of test answers at {100 * sum(acted) / len(acted):.1f}% "
+        f"precision (target 98.5%), {wrong} wrong action{'' if wrong == 1 else 's'}")
 
 
-def test_routes_script_on_clinc150_hands_every_out_of_scope_answer_over(run_script):
-    _, calib = load_results("calib", dataset="clinc150")
-    result = run_script("08-routes/routes.py", "--dataset", "clinc150", "--split", "calib", "--target", "0.5",
-                 "--ask-target", "0.5")
+def test_routes_script_runs_end_to_end_on_the_reference_files(run_script):
+    # its printout is pinned by the README block check of 08-routes/README.md
+    result = run_script("08-routes/routes.py")
     assert result.returncode == 0, result.stderr
-    in_scope = sum(r.status == "ok" and r.code != "K-A" for r in calib)
-    assert fit_thresholds(calib, fit_calibration(calib), 0.5, 0.5, {"K-A"}).eligible == in_scope
-    assert "and every K-A answer (out of scope)" in result.stdout
-    outside = sum(r.gold_code == "K-A" for r in calib)
-    assert f"out-of-scope messages ({outside}): " in result.stdout
+
+
+def route_args(*argv: str) -> argparse.Namespace:
+    """route.py's arguments as its parser reads argv (messages, --dataset, --calib, --target, ...)."""
+    parser = argparse.ArgumentParser()
+    add_route_arguments(parser)
+    return parser.parse_args(argv)
+
+
+def test_routes_on_clinc150_hand_every_out_of_scope_answer_over(run_script):
+    calib, calibrate, thresholds = thresholds_from(route_args("--dataset", "clinc150", "--target", "0.5",
+                                                              "--ask-target", "0.5"))
+    assert calib.path.name == "clinc150-calib.jsonl" and thresholds.out_of_scope == {"K-A"}
+    in_scope = sum(r.status == "ok" and r.code != "K-A" for r in calib.records)
+    assert thresholds.eligible == in_scope
+    assert threshold_lines(thresholds)[2].endswith("and every K-A answer (out of scope)")
+    routes = route_all(calib.records, calibrate, thresholds)
+    assert all(route == "hand_over" for r, route in zip(calib.records, routes) if r.code == "K-A")
+    outside = sum(r.gold_code == "K-A" for r in calib.records)
+    assert sum(report(calib.records, routes, thresholds.out_of_scope).out_of_scope.values()) == outside > 0
+    result = run_script("08-routes/routes.py", "--dataset", "clinc150", "--split", "calib", "--target", "0.5",
+                        "--ask-target", "0.5")
+    assert result.returncode == 0, result.stderr
 
 
 def test_routes_script_refuses_a_target_that_is_not_a_fraction(run_script):
@@ -238,19 +256,22 @@ def test_plain_words_read_like_a_sentence():
     assert "e.g" not in plain_words(virtual) and "for example" in plain_words(virtual)
 
 
-def test_printout_for_each_route(capsys):
+def test_each_route_says_what_it_does():
     prompt = load_prompt()
     thresholds = fit_thresholds(SIX, IDENTITY, target=1.0, ask_target=0.5)     # act >= 0.8, ask >= 0.4
-    for confidence, route in ((0.85, "act"), (0.5, "ask"), (0.1, "hand_over")):
-        record = replace(answer(confidence, True), intent="card_arrival")
-        assert print_route("where is my card?", record, prompt, IDENTITY, thresholds) == route
-    out = capsys.readouterr().out
-    assert "intent: card_arrival  code A-A" in out and "raw 0.850 -> calibrated 0.850" in out
-    assert "action: handle the message as card_arrival" in out
-    assert f"question: {clarifying_question(prompt.intents['A-A'], prompt.intents['A-B'])}" in out
-    assert "card delivery estimate" in out
-    assert "hand-over text: Handed over to a person: the model's best guess is card arrival" in out
-    assert "10% sure" in out
+    record = replace(answer(0.85, True), intent="card_arrival")
+    assert print_route("where is my card?", record, prompt, IDENTITY, thresholds) == "act"
+    assert answer_lines("where is my card?", record, 0.85) == [
+        "message: where is my card?", "intent: card_arrival  code A-A", "confidence: raw 0.850 -> calibrated 0.850"]
+    assert action_line("act", record, prompt, 0.85, frozenset()) == "action: handle the message as card_arrival"
+    question = action_line("ask", replace(record, confidence=0.5), prompt, 0.5, frozenset())
+    assert question == f"question: {clarifying_question(prompt.intents['A-A'], prompt.intents['A-B'])}"
+    assert "card delivery estimate" in question                             # A-B, the runner-up, in plain words
+    assert action_line("hand_over", record, prompt, 0.1, frozenset()) == (
+        "hand-over text: Handed over to a person: the model's best guess is "
+        f"{plain_words(prompt.intents['A-A'])}, code A-A, only 10% sure: too unsure to act or to ask.")
+    failed = answer(0.0, False, status="too_long")
+    assert answer_lines("?", failed, calibrated_of(failed, IDENTITY))[1:] == ["no code: status too_long"]
 
 
 def test_clarifying_question_names_two_or_three_intents():
@@ -278,35 +299,40 @@ def test_route_script_without_a_server_says_how_to_start_it_and_exits_2(run_scri
 def test_route_py_routes_a_message_with_the_real_server(client, run_script):
     # Integration: the test server runs the 0.5B model, so the thresholds (fitted on the 1.5B
     # model's calib answers) do not carry over: refused, unless --other-model, then said and routed.
-    refused = run_script("08-routes/route.py", "where is my card?", env={"LLAMA_URL": client.url})
-    if "qwen2.5-coder-1.5b-instruct-q4_k_m" not in client.model_info()["model"]:
-        assert refused.returncode == 2 and "a calibration does not carry over" in refused.stderr
-    result = run_script("08-routes/route.py", "--other-model", "my card still hasn't arrived, it's been two weeks",
-                        env={"LLAMA_URL": client.url})
+    message = "my card still hasn't arrived, it's been two weeks"
+    calib, calibrate, thresholds = thresholds_from(route_args(message))
+    info = client.model_info()
+    if {r.model for r in calib.records} != {info["model"]}:
+        with pytest.raises(ValueError, match="a calibration does not carry over"):
+            connect(calib, other_model=False)
+        assert run_script("08-routes/route.py", message, env={"LLAMA_URL": client.url}).returncode == 2
+        assert other_model_warning(info, calib).startswith(f"warning: the server runs {info['model']}")
+    prompt = load_prompt()
+    record = ask_live(client, prompt, message, info["model"])
+    assert record.text == message and record.model == info["model"]
+    assert record.status != "ok" or (record.code in prompt.codes and 0.0 <= record.confidence <= 1.0)
+    assert route_of(record, calibrated_of(record, calibrate), thresholds) in ("act", "ask", "hand_over")
+    result = run_script("08-routes/route.py", "--other-model", message, env={"LLAMA_URL": client.url})
     assert result.returncode == 0, result.stderr
-    out = result.stdout
-    assert "message: my card still hasn't arrived" in out and "calibrated" in out
-    routes = [line for line in out.splitlines() if line.startswith("route: ")]
-    assert len(routes) == 1 and routes[0] in ("route: act", "route: ask", "route: hand over")
-    assert ("action:" in out) or ("question: Just to be sure" in out) or ("hand-over text:" in out)
-    if "qwen2.5-coder-1.5b-instruct-q4_k_m" not in out.split("thresholds fitted on")[0]:
-        assert "warning: the server runs" in out
 
 
 def test_route_py_routes_a_clinc150_message_with_the_real_server(client, run_script):
     # Integration: the CLINC150 prompt and grammar (with the out-of-scope code K-A) and thresholds
     # fitted on the CLINC150 calib file; the 0.5B model may or may not call the message out of scope.
-    result = run_script("08-routes/route.py", "--other-model", "--dataset", "clinc150", "how many moons does jupiter have",
-                 env={"LLAMA_URL": client.url})
+    message = "how many moons does jupiter have"
+    calib, calibrate, thresholds = thresholds_from(route_args("--dataset", "clinc150", message))
+    assert calib.path.name == "clinc150-calib.jsonl"
+    prompt = load_prompt("clinc150")
+    record = ask_live(client, prompt, message, client.model_info()["model"])
+    assert record.status != "ok" or re.fullmatch(r"[A-K]-[A-Z]", record.code)
+    calibrated = calibrated_of(record, calibrate)
+    route = route_of(record, calibrated, thresholds)
+    if record.code == "K-A":
+        assert route == "hand_over"
+        assert "says the message is out of scope" in hand_over_text(record, prompt, calibrated, thresholds.out_of_scope)
+    result = run_script("08-routes/route.py", "--other-model", "--dataset", "clinc150", message,
+                        env={"LLAMA_URL": client.url})
     assert result.returncode == 0, result.stderr
-    out = result.stdout
-    assert "thresholds fitted on clinc150-calib.jsonl" in out
-    codes = [line.split("code ")[1] for line in out.splitlines() if line.startswith("intent: ")]
-    assert len(codes) == 1 and codes[0][0] in "ABCDEFGHIJK" and codes[0][1] == "-"
-    routes = [line for line in out.splitlines() if line.startswith("route: ")]
-    assert len(routes) == 1
-    if codes[0] == "K-A":
-        assert routes[0] == "route: hand over" and "says the message is out of scope" in out
 
 
 # What each post script loads: the post's own modules and the earlier posts' they need, never beyond/ code.

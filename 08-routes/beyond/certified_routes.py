@@ -157,30 +157,37 @@ def rule_warning(thresholds: Thresholds) -> str | None:
     return None if warning is None else warning + " (--rule certified refuses it)"
 
 
-def print_act_rules(point: Thresholds, sure: CertifiedThresholds) -> None:
-    """Both act rules side by side with their calib support: answers, right, precision, exact lower bound."""
+def act_rule_lines(point: Thresholds, sure: CertifiedThresholds) -> list[str]:
+    """Both act rules side by side with their calib support: a heading, the columns, one row per rule (answers,
+    right, precision, exact lower bound; or why it has no act route), then what the certified rule promises."""
     delta = sure.certification.delta
     level = confidence_percent(delta)
     codes = "/".join(sorted(point.out_of_scope))
     kind = f"an in-scope code (not {codes})" if codes else "a code"
-    print(f"act rules for {percent(point.target)} precision, fitted on {point.eligible} calib answers with {kind}:")
-    print(f"{'rule':<10} {'act when':<21} {'calib answers':>13} {'right':>6} {'precision':>10} "
-          f"{f'{level} lower bound':>16}")
+    lines = [f"act rules for {percent(point.target)} precision, fitted on {point.eligible} calib answers with {kind}:",
+             f"{'rule':<10} {'act when':<21} {'calib answers':>13} {'right':>6} {'precision':>10} "
+             f"{f'{level} lower bound':>16}"]
     for t in (point, sure):
         if t.act is None:
-            print(f"{rule_of(t):<10} none: {t.why_no_act()}")
+            lines.append(f"{rule_of(t):<10} none: {t.why_no_act()}")
         else:
-            print(f"{rule_of(t):<10} {t.act_condition():<21} {t.act.kept:13d} {t.act.hits:6d} "
-                  f"{percent(t.act.accuracy):>10} {percent_down(lower_bound(t.act.hits, t.act.kept, delta)):>16}")
+            lines.append(f"{rule_of(t):<10} {t.act_condition():<21} {t.act.kept:13d} {t.act.hits:6d} "
+                         f"{percent(t.act.accuracy):>10} {percent_down(lower_bound(t.act.hits, t.act.kept, delta)):>16}")
     c = sure.certification
     start = f" (at least {c.needed}: fewer cannot reach {percent(c.target)})" if c.needed else ""
     stop = (f"; here raw >= {c.failed.threshold:.3f}: {c.failed.hits} of {c.failed.kept} right, lower bound "
             f"{percent_down(c.failed_lower)}" if c.point is not None and c.failed is not None else "")
-    print(f"certified: raw thresholds keeping 10%, 20%, ... of these calib answers{start},\n"
-          f"  tried from the highest down, stopping at the first whose one-sided {level} exact lower bound falls short\n"
-          f"  (fixed-sequence testing){stop}.\n"
-          f"  If calib and new messages are exchangeable, its precision on new messages is at least {percent(c.target)} "
-          f"with probability\n  at least {level}; the point rule promises nothing beyond calib.")
+    lines.append(f"certified: raw thresholds keeping 10%, 20%, ... of these calib answers{start},\n"
+                 f"  tried from the highest down, stopping at the first whose one-sided {level} exact lower bound "
+                 f"falls short\n  (fixed-sequence testing){stop}.\n"
+                 f"  If calib and new messages are exchangeable, its precision on new messages is at least "
+                 f"{percent(c.target)} with probability\n  at least {level}; the point rule promises nothing beyond calib.")
+    return lines
+
+
+def print_act_rules(point: Thresholds, sure: CertifiedThresholds) -> None:
+    """Print the act_rule_lines of both rules."""
+    print("\n".join(act_rule_lines(point, sure)))
 
 
 def print_act_on_split(split: str, records: list[ResultsLine], calibrate: Calibrator, rules: list[Thresholds],

@@ -69,24 +69,32 @@ def print_route(message: str, record: ResultsLine, prompt: Prompt, calibrate: Ca
     return route
 
 
-def print_ask_set(record: ResultsLine, prompt: Prompt, fit: ConformalFit, groups: Groups,
-                  out_of_scope: frozenset[str], guarded: bool = False) -> None:
-    """The conformal ask set of one answer: its codes (up to three named), and what the set route does
-    (guarded: the message carries a mark of guard.py, so an act becomes a hand-over)."""
+def ask_set_lines(record: ResultsLine, prompt: Prompt, fit: ConformalFit, groups: Groups,
+                  out_of_scope: frozenset[str], guarded: bool = False) -> tuple[str, str]:
+    """The conformal ask set of one answer, two lines: its codes (up to three named), and what the set route
+    does (guarded: the message carries a mark of guard.py, so an act becomes a hand-over)."""
     codes = prediction_set(record, fit, groups)
     shown = ", ".join(codes[:3]) + (f" and {len(codes) - 3} more" if len(codes) > 3 else "")
-    print(f"ask set (alpha {fit.alpha:.2f}: holds the right intent with probability >= {100 * (1 - fit.alpha):.0f}%): "
-          f"{len(codes)} code{'s' * (len(codes) != 1)}" + (f": {shown}" if codes else ""))
+    codes_line = (f"ask set (alpha {fit.alpha:.2f}: holds the right intent with probability >= "
+                  f"{100 * (1 - fit.alpha):.0f}%): {len(codes)} code{'s' * (len(codes) != 1)}"
+                  + (f": {shown}" if codes else ""))
     route = set_route(codes, out_of_scope)
     if route == "act" and guarded:
-        print("set route: hand over (the guard: not acted on)")
+        route_line = "set route: hand over (the guard: not acted on)"
     elif route == "act":
-        print(f"set route: act (one candidate: {prompt.intents[codes[0]].name})")
+        route_line = f"set route: act (one candidate: {prompt.intents[codes[0]].name})"
     elif route == "ask":
-        print(f"set route: ask: {clarifying_question(*(prompt.intents[code] for code in codes))}")
+        route_line = f"set route: ask: {clarifying_question(*(prompt.intents[code] for code in codes))}"
     else:
-        print("set route: hand over (" + ("no code is likely enough" if not codes else
-                                           "out of scope" if len(codes) == 1 else "too many to ask about") + ")")
+        route_line = "set route: hand over (" + ("no code is likely enough" if not codes else
+                                                 "out of scope" if len(codes) == 1 else "too many to ask about") + ")"
+    return codes_line, route_line
+
+
+def print_ask_set(record: ResultsLine, prompt: Prompt, fit: ConformalFit, groups: Groups,
+                  out_of_scope: frozenset[str], guarded: bool = False) -> None:
+    """Print the ask_set_lines of one answer."""
+    print("\n".join(ask_set_lines(record, prompt, fit, groups, out_of_scope, guarded)))
 
 
 def describe_rule(thresholds: Thresholds) -> str:
