@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import saved_answers
 from result_lines import partial_line, result_line
+from variants import read_variant
 from combined import (FLOOR, SOURCE_PREFIX, Candidate, Weights, candidates_of, combine, combined_record, fit_weights,
                       line_shortlist, log_likelihood_and_derivatives, newton_step)
 from results_record import ResultsLine
@@ -283,7 +284,7 @@ def test_combined_py_fits_on_calib_writes_both_splits_and_later_posts_read_them(
     assert combined.main() == 0
     out = capsys.readouterr().out
     assert "weights fitted on the 770 calib answers" in out and "right code on the shortlist" in out
-    test = saved_answers.read_split("test", None, "banking77", "combined2")   # checked whole on reading
+    test = read_variant("test", None, "banking77", "combined2")   # checked whole on reading
     assert test.path == tmp_path / "banking77-combined2-test.jsonl" and len(test.records) == 3080
     assert all(r.confidence == pytest.approx(r.p_group * r.p_intent_given_group) for r in test.records)
     # Without the model, the right code is the retriever's second on 2 lines in 3, so its fitted exponent is

@@ -46,7 +46,7 @@ from linear import C, EPOCHS, FOLDS, SEED, VERSION, fits_probabilities, regime_f
 from prompt import load_prompt
 from registry import DATASETS, SPLITS, Dataset, add_dataset_argument
 from results_file import relative, replace_lines
-from saved_answers import own_results_path
+from variants import own_results_path
 
 MODEL = "logistic-regression"
 VARIANTS = {"linear5": "examples", "linear15": "examples+calib", "linearall": "full"}
