@@ -2,7 +2,7 @@
 
     python3 08-routes/beyond/baseline_lines.py                      # BANKING77: linear5, linear15, linearall
     python3 08-routes/beyond/baseline_lines.py --dataset clinc150
-    python3 04-is-the-confidence-honest/ece.py --variant linear15
+    python3 08-routes/beyond/variants.py 04-is-the-confidence-honest/ece.py --variant linear15
 
 The series' method (renormalized probabilities, calibration on the calib
 split, thresholds for act / ask / hand over) is for any probabilistic

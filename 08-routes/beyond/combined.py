@@ -58,7 +58,7 @@ combined.py writes the decision into results lines with the fields of
 post 03 (code, correct, confidence = p_group x p_intent_given_group, the
 distributions), next to post 03's answers (<dataset>-combinedK-<split>.jsonl
 in 03-where-confidence-comes-from/results/), so posts 04-08 read them
-unchanged with --variant combinedK. Only answers with a code are combined:
+unchanged through variants.py with --variant combinedK. Only answers with a code are combined:
 a line whose model answer failed (status invalid or too_long) stays as it is,
 and a failed request (status error) is left out, as everywhere.
 """
