@@ -84,7 +84,7 @@ def main() -> int:
     args = parser.parse_args()
     if args.limit is not None and args.limit < 0:
         parser.error("--limit must be 0 or more")
-    loaded = read_split(args.split, args.results, args.dataset, args.variant, "--results")
+    loaded = read_split(args.split, args.results, args.dataset, "--results")
     records = loaded.records
     print(describe(loaded.path, records, len(loaded.errors)))
     ok = [r for r in records if r.status == "ok"]

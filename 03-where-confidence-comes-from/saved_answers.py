@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -57,65 +56,22 @@ def add_results_arguments(parser: argparse.ArgumentParser, dataset: str = "banki
     """--split, --results and --dataset: the same options in every script that reads run.py's files.
 
     Defaults are the committed reference files of `dataset` (BANKING77
-    unless a script is about another). --variant comes in too once a later
-    post has written other kinds of runs (known_variants).
+    unless a script is about another).
     """
     parser.add_argument("--split", choices=SPLITS, default="test", help="which reference split (default: test)")
     parser.add_argument("--results", type=Path, help="a results file of run.py (default: your own complete run "
                         "in 03-where-confidence-comes-from/results/, else the committed reference run)")
-    variants = known_variants()
-    if variants:  # only once a later post has written other kinds of runs
-        parser.add_argument("--variant", type=variant_name, default="",
-                            help=f"answers of another kind of run than run.py's, read from "
-                                 f"<dataset>-<variant>-<split>.jsonl: {', '.join(variants)} (default: run.py's answers)")
-    else:
-        parser.set_defaults(variant="")
     add_dataset_argument(parser, dataset)
 
 
-# A variant's name: lower-case letters, then digits if any ("abc5"): the middle of its file names.
-VARIANT = re.compile(r"[a-z]+[0-9]*")
+def own_results_path(dataset: str, split: str) -> Path:
+    """Where a reader's own answers go: 03-where-confidence-comes-from/results/<dataset>-<split>.jsonl."""
+    return OWN_RESULTS / DATASETS[dataset].results_name(split)
 
 
-def known_variants() -> list[str]:
-    """The variants some results file has: the middle of <dataset>-<variant>-<split>.jsonl names in the reader's
-    own results folder and in the reference folders of the post folders (sorted; [] before any post adds one)."""
-    found = set()
-    for folder in (OWN_RESULTS, *later_reference_folders()):
-        for path in folder.glob("*.jsonl"):
-            for dataset in DATASETS:
-                for split in SPLITS:
-                    head, tail = f"{dataset}-", f"-{split}.jsonl"
-                    middle = path.name[len(head):-len(tail)] if path.name.startswith(head) and path.name.endswith(tail) else ""
-                    if middle and VARIANT.fullmatch(middle):
-                        found.add(middle)
-    return sorted(found)
-
-
-def variant_name(text: str) -> str:
-    """--variant's value: "" (run.py's plain answers) or a name of lower-case letters and digits;
-    argparse.ArgumentTypeError otherwise."""
-    if text and not VARIANT.fullmatch(text):
-        raise argparse.ArgumentTypeError(f"{text!r} is not a variant: lower-case letters, then digits (e.g. abc5)")
-    return text
-
-
-def own_results_path(dataset: str, split: str, variant: str = "") -> Path:
-    """Where a reader's own answers go: 03-where-confidence-comes-from/results/<dataset>[-<variant>]-<split>.jsonl.
-
-    Every answers file of the series lives there: run.py's, and those of the
-    later scripts that write other kinds of runs in the same format (a
-    variant in the name), so that every later post reads them alike.
-    """
-    return OWN_RESULTS / DATASETS[dataset].results_name(split, variant)
-
-
-def run_command(dataset: str, split: str, variant: str = "", out: Path | None = None) -> str:
-    """The command that writes the answers file of dataset, split and variant: run.py's for plain answers (with
-    --out when `out` is given); a variant's file is written by the later script that makes that kind of run."""
+def run_command(dataset: str, split: str, out: Path | None = None) -> str:
+    """The run.py command that writes the answers file of dataset and split (with --out when `out` is given)."""
     option = "" if dataset == "banking77" else f" --dataset {dataset}"
-    if variant:
-        return f"the script that writes {variant} answers (the README of the post that adds them names it)"
     return f"python3 03-where-confidence-comes-from/run.py{option} --split {split}{f' --out {out}' if out else ''}"
 
 
@@ -133,7 +89,7 @@ def count_answers(path: Path) -> int:
     return count
 
 
-def default_results(dataset: str, split: str, variant: str = "") -> tuple[Path, str]:
+def default_results(dataset: str, split: str) -> tuple[Path, str]:
     """Which file a script reads when no --results is given, and why (one clause, for describe()).
 
     Your own run (own_results_path) when it holds an answer for every message
@@ -141,38 +97,25 @@ def default_results(dataset: str, split: str, variant: str = "") -> tuple[Path, 
     run. A partial own run is never mixed with the reference: it is named with
     its count, and the reference is read.
     """
-    own = own_results_path(dataset, split, variant)
+    own = own_results_path(dataset, split)
     size = DATASETS[dataset].split_size(split)
     if own.exists() and count_answers(own) >= size:
         return own, f"your own run, all {size:,} messages"
-    return reference_path(own.name), f"the committed reference run; {own_run_state(dataset, split, variant)}"
+    return reference_path(own.name), f"the committed reference run; {own_run_state(dataset, split)}"
 
 
-def own_run_state(dataset: str, split: str, variant: str = "") -> str:
+def own_run_state(dataset: str, split: str) -> str:
     """Where the reader's own run of a split goes and how far it got, as a clause.
 
     "no run of yours at <path>", or "yours at <path> has N of M messages
     (finish it with: <run.py command>)" for a partial run.
     """
-    own = own_results_path(dataset, split, variant)
+    own = own_results_path(dataset, split)
     if not own.exists():
         return f"no run of yours at {relative(own)}"
     size, done = DATASETS[dataset].split_size(split), count_answers(own)
     return (f"yours at {relative(own)} has {done:,} of {size:,} messages "
-            f"(finish it with: {run_command(dataset, split, variant)})")
-
-
-class NotThisDataset(ValueError):
-    """check_belongs' refusal of a file of another dataset (its prompt or a code it holds).
-
-    reason: the refusal without advice; advice: "give --dataset X to read it"
-    when the prompt is another known dataset's, else "". str() is both, so a
-    script whose options differ keeps the reason and gives its own advice.
-    """
-
-    def __init__(self, reason: str, advice: str = ""):
-        super().__init__(f"{reason}; {advice}" if advice else reason)
-        self.reason, self.advice = reason, advice
+            f"(finish it with: {run_command(dataset, split)})")
 
 
 @dataclass(frozen=True)
@@ -191,27 +134,24 @@ class Loaded:
     errors: list[ResultsLine]
 
 
-def read_split(split: str, results: Path | None = None, dataset: str = "banking77", variant: str = "",
-               given_by: str = "") -> Loaded:
-    """The results of one split: `results` if given, else default_results() of dataset, split and variant.
+def read_split(split: str, results: Path | None = None, dataset: str = "banking77", given_by: str = "") -> Loaded:
+    """The results of one split: `results` if given, else default_results() of dataset and split.
 
     given_by: the option that named `results` ("--results"), for the messages.
     Raises FileNotFoundError naming the run.py command that writes a missing
-    file (and, for a variant no file has, the variants there are), and ValueError naming file, line and field for a line that is not a
+    file, and ValueError naming file, line and field for a line that is not a
     results line (ResultsLine.from_json), for an id on two lines, for a file
     without a single answer, and for a file that does not belong to dataset
     (check_belongs: another prompt, a code not in its table, several models
     or kinds of line in one file).
     """
-    path = Path(results) if results else default_results(dataset, split, variant)[0]
-    command = run_command(dataset, split, variant, path if results else None)
+    path = Path(results) if results else default_results(dataset, split)[0]
+    command = run_command(dataset, split, path if results else None)
     if not results and not path.exists():  # neither a complete run of the reader's nor a committed one
         # a partial run's state already names the command that finishes it
-        write = "" if own_results_path(dataset, split, variant).exists() else f"; write it with: {command}"
-        known = known_variants()
-        kinds = f" (the kinds of run there are: {', '.join(known) or 'none'})" if variant and variant not in known else ""
-        raise FileNotFoundError(f"no {dataset} {split} answers{f' of kind {variant}' if variant else ''}: "
-                                f"{own_run_state(dataset, split, variant)} and no reference run{write}{kinds}")
+        write = "" if own_results_path(dataset, split).exists() else f"; write it with: {command}"
+        raise FileNotFoundError(f"no {dataset} {split} answers: {own_run_state(dataset, split)} and no reference "
+                                f"run{write}")
     lines: list[ResultsLine] = []
     seen: dict[str, int] = {}
     for number, record in numbered_records(path, command, given_by):
@@ -235,9 +175,8 @@ def check_belongs(path: Path, lines: list[ResultsLine], dataset: str, given_by: 
 
     Every line asked with a prompt (prompt_sha256) must have dataset's saved
     prompt (a file of another dataset names it); every code and right code
-    must be one of dataset's codes (both refusals are NotThisDataset, a
-    ValueError); the file must hold one model's answers, and one kind of line
-    (the same extra fields on every line).
+    must be one of dataset's codes; the file must hold one model's answers,
+    and one kind of line (the same extra fields on every line).
     """
     named = f"{path} (given with {given_by})" if given_by else str(path)
     expected = DATASETS[dataset].saved_prompt().sha256
@@ -245,12 +184,12 @@ def check_belongs(path: Path, lines: list[ResultsLine], dataset: str, given_by: 
     if prompts - {expected}:
         owner = [name for name, other in DATASETS.items() if other.saved_prompt().sha256 in prompts]
         whose = f"{owner[0]}'s prompt" if owner else f"another prompt (sha256 {sorted(prompts - {expected})[0][:12]})"
-        raise NotThisDataset(f"{named} holds answers asked with {whose}, not {dataset}'s: it is not a {dataset} file",
-                             "" if owner == [dataset] or not owner else f"give --dataset {owner[0]} to read it")
+        advice = "" if owner == [dataset] or not owner else f"; give --dataset {owner[0]} to read it"
+        raise ValueError(f"{named} holds answers asked with {whose}, not {dataset}'s: it is not a {dataset} file{advice}")
     codes = DATASETS[dataset].codes()
     unknown = sorted({code for line in lines for code in (line.code, line.gold_code) if code and code not in codes})
     if unknown:
-        raise NotThisDataset(f"{named} holds the code {unknown[0]}, which {dataset} does not have: not a {dataset} file")
+        raise ValueError(f"{named} holds the code {unknown[0]}, which {dataset} does not have: not a {dataset} file")
     models = sorted({line.model for line in lines})
     if len(models) > 1:
         raise ValueError(f"{named} mixes the answers of {len(models)} models ({', '.join(models)}): one run, one model")
@@ -276,10 +215,7 @@ def describe(path: Path, records: list[ResultsLine], errors: int = 0) -> str:
     why = "given on the command line"
     for dataset in DATASETS:
         for split in SPLITS:
-            name = Path(path).name
-            middle = name[len(dataset) + 1:-len(f"-{split}.jsonl")] if name.startswith(f"{dataset}-") else ""
-            variant = middle if VARIANT.fullmatch(middle) else ""
-            default, reason = default_results(dataset, split, variant)
+            default, reason = default_results(dataset, split)
             if Path(path).resolve() == default.resolve():
                 why = reason
     left_out = f"; {errors} failed requests left out (run.py asks them again)" if errors else ""

@@ -158,7 +158,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_results_arguments(parser)
     args = parser.parse_args()
-    loaded = read_split(args.split, args.results, args.dataset, args.variant, "--results")
+    loaded = read_split(args.split, args.results, args.dataset, "--results")
     print(describe(loaded.path, loaded.records, len(loaded.errors)))
     print_summary(loaded.records + loaded.errors, f"{args.dataset} {args.split}")
     return 0

@@ -170,7 +170,7 @@ def main() -> int:
     args = parser.parse_args()
     if not 1 <= args.bins <= 100:
         parser.error("--bins must be between 1 and 100")
-    loaded = read_split(args.split, args.results, args.dataset, args.variant, "--results")
+    loaded = read_split(args.split, args.results, args.dataset, "--results")
     records = loaded.records
     confidences, corrects = outcomes(records)
     print(describe(loaded.path, records, len(loaded.errors)))

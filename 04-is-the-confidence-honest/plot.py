@@ -52,19 +52,17 @@ def add_plot_arguments(parser: argparse.ArgumentParser, figure: str) -> None:
     """--png and --no-show, shared by every script that draws a figure (named `figure`, e.g. "coverage")."""
     parser.add_argument("--png", type=Path, help=f"where to save the figure (default: results/{figure}-<split>.png "
                                                  f"in this post's folder, {figure}-<dataset>-<split>.png for another "
-                                                 f"dataset, {figure}-<variant>-<split>.png with --variant)")
+                                                 "dataset)")
     parser.add_argument("--no-show", action="store_true", help="only save the PNG, even when a display is available")
 
 
 def png_path(args: argparse.Namespace, figure: str, script: str | Path) -> Path:
     """--png, or the default in the results/ folder of script's post: <figure>-<split>.png for
-    BANKING77, <figure>-<dataset>-<split>.png otherwise, with a --variant's name before the split
-    (<figure>-<dataset>-<variant>-<split>.png), so that the figures of several variants do not overwrite each
-    other."""
+    BANKING77, <figure>-<dataset>-<split>.png otherwise."""
     if args.png:
         return args.png
     dataset = "" if args.dataset == "banking77" else args.dataset
-    parts = (figure, dataset, args.variant, args.split)
+    parts = (figure, dataset, args.split)
     return results_folder(script) / ("-".join(part for part in parts if part) + ".png")
 
 
@@ -120,7 +118,7 @@ def main() -> int:
     args = parser.parse_args()
     show = has_display() and not args.no_show
     plt = pyplot(show)  # noqa: F841  (selects the backend before any figure is made)
-    loaded = read_split(args.split, args.results, args.dataset, args.variant, "--results")
+    loaded = read_split(args.split, args.results, args.dataset, "--results")
     records = loaded.records
     confidences, corrects = outcomes(records)
     print(describe(loaded.path, records, len(loaded.errors)))

@@ -113,9 +113,9 @@ class Dataset:
         """The post of the series that introduces the dataset (0: there from the start)."""
         return self.header.get("post", 0)
 
-    def results_name(self, split: str, variant: str = "") -> str:
-        """The file name of a results file: "banking77-test.jsonl", or with a variant "banking77-<variant>-test.jsonl"."""
-        return f"{self.name}-{variant + '-' if variant else ''}{_split(split)}.jsonl"
+    def results_name(self, split: str) -> str:
+        """The file name of a results file of run.py: "banking77-test.jsonl"."""
+        return f"{self.name}-{_split(split)}.jsonl"
 
     def codes(self) -> frozenset[str]:
         """Every code of the label file ("A-A", ...), read from it directly (no loader, no data file)."""

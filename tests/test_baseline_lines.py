@@ -8,6 +8,7 @@ from labels import Message
 from registry import DATASETS, SPLITS
 from results_record import ResultsLine
 from saved_answers import read_split, reference_path
+from variants import read_variant, results_name
 
 CODE_OF = {"lost_card": "A-A", "card_arrival": "A-B", "top_up": "B-A"}
 INTENT_OF = {code: intent for intent, code in CODE_OF.items()}
@@ -49,7 +50,7 @@ def test_an_intent_without_a_code_is_refused():
 @pytest.mark.parametrize("dataset", ["banking77", "clinc150"])
 @pytest.mark.parametrize("variant", sorted(VARIANTS))
 def test_the_committed_lines_are_whole_splits_of_one_fit(dataset, variant):
-    loaded = {split: read_split(split, reference_path(DATASETS[dataset].results_name(split, variant)), dataset)
+    loaded = {split: read_split(split, reference_path(results_name(dataset, split, variant)), dataset)
               for split in SPLITS}
     for split, split_loaded in loaded.items():
         assert len(split_loaded.records) == DATASETS[dataset].split_size(split) and not split_loaded.errors
@@ -63,14 +64,14 @@ def test_the_committed_linear5_lines_are_what_the_script_writes_now():
     dataset = DATASETS["banking77"]
     made = variant_lines(dataset, "linear5")
     for split in SPLITS:
-        committed = [json.loads(text) for text in reference_path(dataset.results_name(split, "linear5")).read_text().splitlines()]
+        committed = [json.loads(text) for text in reference_path(results_name(dataset.name, split, "linear5")).read_text().splitlines()]
         assert [{**r, "wall_ms": 0} for r in made[split]] == [{**r, "wall_ms": 0} for r in committed]
 
 
 @pytest.mark.parametrize("script", ["04-is-the-confidence-honest/ece.py", "06-isotonic/isotonic.py",
                                     "07-separation/separation.py", "08-routes/routes.py"])
-def test_the_posts_read_the_baseline_with_a_variant(run_script, script):
-    result = run_script(script, "--variant", "linear15")
+def test_the_posts_scripts_read_the_baseline_through_the_variants_runner(run_script, script):
+    result = run_script("08-routes/beyond/variants.py", script, "--variant", "linear15")
     assert result.returncode == 0, result.stderr
     assert "banking77-linear15-test.jsonl" in result.stdout and MODEL in result.stdout
 
@@ -94,7 +95,7 @@ def test_the_regimes_table_shows_the_figures_of_the_posts_scripts(run_script):
     result = run_script("08-routes/beyond/regimes.py")
     assert result.returncode == 0, result.stderr
     row = next(line for line in result.stdout.splitlines() if line.startswith("logistic regression, all training"))
-    calib, test = (read_split(split, None, "banking77", "linearall").records for split in SPLITS)
+    calib, test = (read_variant(split, None, "banking77", "linearall").records for split in SPLITS)
     confidences, corrects = outcomes(test)
     fit = fit_isotonic(*outcomes(calib))
     expected = [f"{100 * sum(corrects) / len(corrects):.1f}%", f"{ece(confidences, corrects):.3f}",
@@ -106,7 +107,7 @@ def test_the_regimes_table_shows_the_figures_of_the_posts_scripts(run_script):
     lines = result.stdout.splitlines()
     for source, variant in (("the 5-per-intent", "exampleshortlist5"), ("post 01's", "shortlist5"),
                             ("the full", "linearshortlist5")):
-        first = [as_retriever_first(r) for r in read_split("test", None, "banking77", variant).records]
+        first = [as_retriever_first(r) for r in read_variant("test", None, "banking77", variant).records]
         at = next(n for n, text in enumerate(lines) if text.startswith(f"combined, shortlists of {source}"))
         combined_labelled = re.search(r" ([\d,]+) +\d+\.\d%", lines[at]).group(1)
         assert lines[at + 1].split()[:7] == ["the", "same", "without", "the", "model", combined_labelled,

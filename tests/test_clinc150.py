@@ -275,7 +275,6 @@ def test_the_registry_finds_clinc150_from_post_07_with_its_out_of_scope_code():
     clinc = DATASETS["clinc150"]
     assert clinc.post == 7 and clinc.out_of_scope_intents == {"oos"} and clinc.out_of_scope_codes() == {"K-A"}
     assert (clinc.split_size("calib"), clinc.split_size("test")) == (850, 5500)
-    assert clinc.results_name("test", "other") == "clinc150-other-test.jsonl"  # a variant's file, any name
 
 
 def test_clinc150_grammar_single_intent_rule_is_accepted_and_gives_the_out_of_scope_code(client):

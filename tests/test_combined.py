@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 import saved_answers
 from result_lines import partial_line, result_line
+from variants import read_variant
 from combined import (FLOOR, SOURCE_PREFIX, Candidate, Weights, candidates_of, combine, combined_decisions,
                       combined_record, fit_weights, line_shortlist, log_likelihood_and_derivatives, newton_step)
 from certified_routes import add_rule_arguments, thresholds_of_rule
@@ -289,12 +290,12 @@ def test_combined_py_fits_on_calib_writes_both_splits_and_later_posts_read_them(
         (tmp_path / f"banking77-shortlist2-{split}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
     monkeypatch.setattr("sys.argv", ["combined.py", "--shortlist", "2"])
     assert combined.main() == 0
-    test = saved_answers.read_split("test", None, "banking77", "combined2")   # checked whole on reading
+    test = read_variant("test", None, "banking77", "combined2")   # checked whole on reading
     assert test.path == tmp_path / "banking77-combined2-test.jsonl" and len(test.records) == 3080
     assert all(r.confidence == pytest.approx(r.p_group * r.p_intent_given_group) for r in test.records)
     # the written lines are combined_decisions' on the shortlist runs, its weights fitted on all 770 calib
     # answers (the right code is on every shortlist)
-    shortlists = {split: saved_answers.read_split(split, None, "banking77", "shortlist2").records
+    shortlists = {split: read_variant(split, None, "banking77", "shortlist2").records
                   for split in ("calib", "test")}
     weights, decided = combined_decisions(shortlists["calib"], shortlists["test"], DATASETS["banking77"])
     assert weights.fitted_on == 770 and {Weights.of_line(r) for r in test.records} == {Weights.from_values(weights.values())}

@@ -19,7 +19,6 @@ def test_banking77_is_there_from_post_00_with_its_split_sizes_and_no_out_of_scop
     assert banking.post == 0 and banking.split_size("calib") == 770 and banking.split_size("test") == 3080
     assert banking.out_of_scope_intents == frozenset() and banking.out_of_scope_codes() == frozenset()
     assert banking.results_name("test") == "banking77-test.jsonl"
-    assert banking.results_name("calib", "abc5") == "banking77-abc5-calib.jsonl"
 
 
 def test_another_split_or_dataset_is_refused_naming_what_there_is():

@@ -195,14 +195,9 @@ def test_default_png_names_carry_the_dataset_except_for_banking77(tmp_path):
     from plot import png_path
     script = ROOT / "07-separation" / "coverage_plot.py"
     folder = ROOT / "07-separation" / "results"
-    assert (png_path(Namespace(png=None, dataset="banking77", split="test", variant=""), "coverage", script)
+    assert (png_path(Namespace(png=None, dataset="banking77", split="test"), "coverage", script)
             == folder / "coverage-test.png")
-    assert (png_path(Namespace(png=None, dataset="clinc150", split="calib", variant=""), "coverage", script)
+    assert (png_path(Namespace(png=None, dataset="clinc150", split="calib"), "coverage", script)
             == folder / "coverage-clinc150-calib.png")
-    assert (png_path(Namespace(png=tmp_path / "mine.png", dataset="clinc150", split="test", variant=""), "x", script)
+    assert (png_path(Namespace(png=tmp_path / "mine.png", dataset="clinc150", split="test"), "x", script)
             == tmp_path / "mine.png")
-    # a variant's figure gets its own name, so the figures of several variants do not overwrite each other
-    assert (png_path(Namespace(png=None, dataset="clinc150", split="test", variant="other"), "isotonic", script)
-            == folder / "isotonic-clinc150-other-test.png")
-    assert (png_path(Namespace(png=None, dataset="banking77", split="test", variant=""), "coverage", script)
-            == folder / "coverage-test.png")

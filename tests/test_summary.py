@@ -318,21 +318,20 @@ def test_an_own_run_with_error_lines_is_not_complete_and_says_how_many_answers_i
 def test_a_split_with_no_run_anywhere_names_where_the_readers_run_goes(tmp_path, monkeypatch):
     import saved_answers
     monkeypatch.setattr(saved_answers, "OWN_RESULTS", tmp_path / "own")
+    monkeypatch.setattr(saved_answers, "REFERENCE", tmp_path / "reference")
+    monkeypatch.setattr(saved_answers, "later_reference_folders", lambda: [])
     with pytest.raises(FileNotFoundError) as missing:
-        saved_answers.read_split("calib", None, "banking77", "other3")
-    assert str(missing.value).startswith("no banking77 calib answers of kind other3: no run of yours at ")
-    assert "banking77-other3-calib.jsonl and no reference run; write it with: the script that writes other3 " \
-           "answers (the README of the post that adds them names it)" in str(missing.value)
-    # a variant no file has: the ones there are are named
-    assert str(missing.value).endswith(f" (the kinds of run there are: {', '.join(saved_answers.known_variants()) or 'none'})")
+        saved_answers.read_split("calib")
+    assert str(missing.value) == (f"no banking77 calib answers: no run of yours at {tmp_path / 'own' / 'banking77-calib.jsonl'} "
+                                  "and no reference run; write it with: python3 03-where-confidence-comes-from/run.py "
+                                  "--split calib")
     # a partial run of the reader's is named with its count, not as missing
     (tmp_path / "own").mkdir()
-    write_lines(tmp_path / "own" / "banking77-other3-calib.jsonl", [result_line(n, True, 0.9) for n in range(5)])
+    write_lines(tmp_path / "own" / "banking77-calib.jsonl", [result_line(n, True, 0.9) for n in range(5)])
     with pytest.raises(FileNotFoundError) as partial:
-        saved_answers.read_split("calib", None, "banking77", "other3")
-    assert str(partial.value).endswith("banking77-other3-calib.jsonl has 5 of 770 messages (finish it with: "
-                                       "the script that writes other3 answers (the README of the post that adds them "
-                                       "names it)) and no reference run")
+        saved_answers.read_split("calib")
+    assert str(partial.value).endswith("banking77-calib.jsonl has 5 of 770 messages (finish it with: "
+                                       "python3 03-where-confidence-comes-from/run.py --split calib) and no reference run")
     # plain answers: run.py's command
     with pytest.raises(FileNotFoundError) as plain:
         saved_answers.read_split("calib", tmp_path / "none.jsonl")

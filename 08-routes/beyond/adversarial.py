@@ -49,8 +49,8 @@ from registry import DATASETS
 from route import live_line
 from route_beyond import shortlist_decision
 from routes import route_of
-from saved_answers import default_results
 from typed_request import TOP_LOGPROBS, probe
+from variants import default_results
 
 SETS = Path(__file__).resolve().parent / "adversarial"  # <dataset>.jsonl; a dataset that extends another uses its set
 TARGETS = {"default": (0.985, 0.90), "lowered": (0.80, 0.75)}

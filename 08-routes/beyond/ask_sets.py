@@ -51,6 +51,7 @@ from out_of_scope import out_of_scope_codes
 from separation import percent
 from results_record import ResultsLine
 from calib_split import add_fit_arguments, load_fit_and_report
+from variants import add_variant_argument, reading
 
 ALPHAS = (0.1, 0.2)
 # Set sizes as the report groups them, and the route each size takes.
@@ -298,12 +299,14 @@ alpha_value = number_argument(check_probability, "alpha")
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_fit_arguments(parser)
+    add_variant_argument(parser)
     parser.add_argument("--alpha", type=alpha_value, action="append",
                         help="miss rate of the sets, in (0, 1); repeat for several (default: 0.1 and 0.2)")
     args = parser.parse_args()
     alphas = tuple(args.alpha) if args.alpha else ALPHAS
 
-    calib_path, calib, path, records = load_fit_and_report(args)
+    with reading(args.variant):
+        calib_path, calib, path, records = load_fit_and_report(args)
     if path.resolve() == calib_path.resolve():
         print("(the same file: the sets are scored on the answers they were fitted on)")
     groups = groups_of(calib + records)

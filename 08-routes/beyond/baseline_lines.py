@@ -2,7 +2,7 @@
 
     python3 08-routes/beyond/baseline_lines.py                      # BANKING77: linear5, linear15, linearall
     python3 08-routes/beyond/baseline_lines.py --dataset clinc150
-    python3 04-is-the-confidence-honest/ece.py --variant linear15
+    python3 08-routes/beyond/variants.py 04-is-the-confidence-honest/ece.py --variant linear15
 
 The series' method (renormalized probabilities, calibration on the calib
 split, thresholds for act / ask / hand over) is for any probabilistic
@@ -46,7 +46,7 @@ from linear import C, EPOCHS, FOLDS, SEED, VERSION, fits_probabilities, regime_f
 from prompt import load_prompt
 from registry import DATASETS, SPLITS, Dataset, add_dataset_argument
 from results_file import relative, replace_lines
-from saved_answers import own_results_path
+from variants import own_results_path
 
 MODEL = "logistic-regression"
 VARIANTS = {"linear5": "examples", "linear15": "examples+calib", "linearall": "full"}

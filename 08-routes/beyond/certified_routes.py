@@ -41,9 +41,10 @@ from routes import (ACT_COLUMNS, ASK_TARGET, CALIBRATION, TARGET, Calibrator, Th
                     print_outcome, print_report, report, route_all, support_warning, threshold_lines)
 from results_record import ResultsLine
 from calib_split import add_fit_arguments, load_fit_and_report
-from saved_answers import Loaded, read_split
+from saved_answers import Loaded
 from certified_separation import certified_coverage
 from separation import accuracy_coverage, percent
+from variants import add_variant_argument, read_variant, reading
 
 RULES = ("point", "certified")
 
@@ -145,7 +146,7 @@ def fit_both(calib: list[ResultsLine], args: argparse.Namespace) -> tuple[Calibr
 def thresholds_of_rule(args: argparse.Namespace) -> tuple[Loaded, Calibrator, Thresholds]:
     """Like routes.thresholds_from, with --rule and --delta, and the calib file of args.variant ("" for run.py's
     answers; a combined decision's calib file for route_beyond.py --shortlist)."""
-    calib = read_split("calib", args.calib, args.dataset, getattr(args, "variant", ""), "--calib")
+    calib = read_variant("calib", args.calib, args.dataset, getattr(args, "variant", ""), "--calib")
     calibrate, point, sure = fit_both(calib.records, args)
     return calib, calibrate, sure if args.rule == "certified" else point
 
@@ -214,11 +215,13 @@ def rule_closing_line(thresholds: Thresholds, result, split: str, delta: float) 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_fit_arguments(parser)
+    add_variant_argument(parser)
     add_threshold_arguments(parser)
     add_rule_arguments(parser)
     args = parser.parse_args()
 
-    _, calib, _, records = load_fit_and_report(args)
+    with reading(args.variant):  # both files of args.variant, and their describe() lines
+        _, calib, _, records = load_fit_and_report(args)
     calibrate, point, sure = fit_both(calib, args)
     thresholds = sure if args.rule == "certified" else point
     print(CALIBRATION + "\n")

@@ -58,7 +58,7 @@ combined.py writes the decision into results lines with the fields of
 post 03 (code, correct, confidence = p_group x p_intent_given_group, the
 distributions), next to post 03's answers (<dataset>-combinedK-<split>.jsonl
 in 03-where-confidence-comes-from/results/), so posts 04-08 read them
-unchanged with --variant combinedK. Only answers with a code are combined:
+unchanged through variants.py with --variant combinedK. Only answers with a code are combined:
 a line whose model answer failed (status invalid or too_long) stays as it is,
 and a failed request (status error) is left out, as everywhere.
 """
@@ -80,7 +80,8 @@ from prompt import load_prompt
 from registry import DATASETS, add_dataset_argument
 from results_file import relative, replace_lines
 from results_record import ResultsLine, is_number
-from saved_answers import describe, own_results_path, read_split
+from saved_answers import describe, read_split
+from variants import own_results_path, reading
 
 FLOOR = 1e-6
 MAX_NEWTON_STEPS = 100
@@ -484,10 +485,11 @@ def main() -> int:
     if args.shortlist < 1:
         parser.error("--shortlist must be 1 or more")
     variant = shortlist_variant(args.shortlist, args.source)
-    calib = read_split("calib", None, args.dataset, variant)
-    test = read_split("test", None, args.dataset, variant)
-    print(f"fit on    {describe(calib.path, calib.records, len(calib.errors))}")
-    print(f"report on {describe(test.path, test.records, len(test.errors))}")
+    with reading(variant):  # the shortlist run's files, and their describe() lines
+        calib = read_split("calib", None, args.dataset)
+        test = read_split("test", None, args.dataset)
+        print(f"fit on    {describe(calib.path, calib.records, len(calib.errors))}")
+        print(f"report on {describe(test.path, test.records, len(test.errors))}")
     dataset = DATASETS[args.dataset]
     weights, combined = combined_decisions(calib.records, test.records, dataset)
     print(f"\nweights fitted on the {weights.fitted_on} calib answers whose right code is on the shortlist: "

@@ -98,10 +98,12 @@ def verdict(text: str) -> str | None:
 def main() -> int:
     from routes import add_threshold_arguments, fit_from, route_all
     from calib_split import add_fit_arguments, load_fit_and_report
+    from variants import add_variant_argument, reading
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("messages", nargs="*", help="messages to check (default: the cost on a test split)")
     add_fit_arguments(parser)
+    add_variant_argument(parser)
     add_threshold_arguments(parser)
     args = parser.parse_args()
     if args.messages:
@@ -109,7 +111,8 @@ def main() -> int:
             print(f"{printable(text)}\n  -> {verdict(text) or 'no mark: the guard lets it through'}")
         return 0
 
-    _, calib, _, records = load_fit_and_report(args)
+    with reading(args.variant):
+        _, calib, _, records = load_fit_and_report(args)
     stopped = [r for r in records if marks(r.text)]
     print(f"\n{args.dataset} {args.split}: {len(stopped)} of {len(records)} messages carry a mark")
     for m in MARKS:

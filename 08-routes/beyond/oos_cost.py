@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # and this beyond fold
 from out_of_scope import code_list, out_of_scope_codes
 from registry import SPLITS
 from results_record import ResultsLine
-from saved_answers import NotThisDataset, describe, read_split
+from saved_answers import describe, read_split
 from script_exit import exit_on_bad_input
 
 WITH, WITHOUT = "banking77oos", "banking77"
@@ -105,13 +105,20 @@ def paired_cost(without: list[ResultsLine], with_code: list[ResultsLine], out_of
 
 
 def read_run(split: str, path: Path | None, dataset: str, option: str):
-    """saved_answers.read_split of one side; a file of the other side is refused with the option it belongs to
-    (read_split's own advice names --dataset, which this script has not)."""
+    """saved_answers.read_split of one side; a file given for it that the other side's reader takes is refused
+    with the option it belongs to (read_split's own advice names --dataset, which this script has not)."""
     try:
         return read_split(split, path, dataset, given_by=option if path else "")
-    except NotThisDataset as error:
-        raise ValueError(f"{error.reason}; oos_cost.py takes the {WITH} answers with --results and the {WITHOUT} "
-                         "ones with --without") from None
+    except ValueError as refusal:
+        other = WITHOUT if dataset == WITH else WITH
+        try:
+            if not path:
+                raise refusal
+            read_split(split, path, other, given_by=option)
+        except (OSError, ValueError):
+            raise refusal from None  # not the other side's file either: this side's refusal stands
+    raise ValueError(f"{path} (given with {option}) holds {other} answers: it is not a {dataset} file; oos_cost.py "
+                     f"takes the {WITH} answers with --results and the {WITHOUT} ones with --without")
 
 
 def main() -> int:

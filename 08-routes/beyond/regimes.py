@@ -51,8 +51,8 @@ from prompt import prompt_examples
 from registry import DATASETS, Dataset, add_dataset_argument
 from results_record import ResultsLine
 from routes import TARGET, fit_calibration, report, route_all
-from saved_answers import read_split
 from separation import SingleClassError, auroc
+from variants import read_variant
 
 
 @dataclass(frozen=True)
@@ -177,7 +177,7 @@ def main() -> int:
     missing = []
     for row in ROWS:
         try:
-            calib, test = (read_split(split, None, dataset.name, row.variant).records for split in ("calib", "test"))
+            calib, test = (read_variant(split, None, dataset.name, row.variant).records for split in ("calib", "test"))
             if row.without_model:
                 _, decided = combined_decisions(calib, test, dataset, with_model=False)
                 calib, test = decided["calib"], decided["test"]

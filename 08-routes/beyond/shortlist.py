@@ -42,9 +42,9 @@ from llama_http import exit_on_server_errors
 from prompt import Prompt, grammar_of
 from registry import DATASETS
 from results_record import parse_lines
-from saved_answers import own_results_path
 from summary import print_summary
 from typed_lines import add_run_arguments, parse_run_arguments, start_run
+from variants import own_results_path
 
 K = 5
 
