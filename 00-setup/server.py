@@ -824,6 +824,9 @@ class Warmed:
     the warm-up request, s (0 when restored). save_ms: the server's time to
     save, ms (0 when nothing was saved). probe_ms: wall time of the probe
     after a restore, ms (0 when prefilled: the warm-up request is the probe).
+    why: why a saved slot was not restored (no file for the key yet, a stale,
+    truncated or corrupt file, one the server refused), as said on screen;
+    "" when restored or when the server has no slot folder.
     """
 
     how: str
@@ -836,6 +839,7 @@ class Warmed:
     prefill_s: float = 0.0
     save_ms: float = 0.0
     probe_ms: float = 0.0
+    why: str = ""
 
 
 def restore_others(client: Client, slot_file: SlotFile, slots: int) -> tuple[float, ...]:
@@ -878,13 +882,15 @@ def warm(client: Client, record: dict, label: str = DEFAULT_DATASET, prompt: Pro
         check_saved(slot_file)
         check_ms = (time.perf_counter() - started) * 1000
         first = restore(client, 0, slot_file)
-    except NotSaved as why:
+    except NotSaved as error:
+        why = str(error)
         say(f"{label} prompt: {why}: processing it once, then saving the slot")
-    except Unusable as why:
+    except Unusable as error:
+        why = str(error)
         say(f"warning: {label} prompt not restored: {why}; processing the prompt instead, and the file is replaced")
     except ServerError as error:
-        say(f"warning: {label} prompt not restored: the server refused {slot_file.path.name} ({error}); "
-            "processing the prompt instead, and the file is replaced")
+        why = f"the server refused {slot_file.path.name} ({error})"
+        say(f"warning: {label} prompt not restored: {why}; processing the prompt instead, and the file is replaced")
     else:
         say(f"{label} prompt: restored into slot 0 in {first.ms:.0f} ms from {slot_file.path} ({first.tokens:,} tokens, "
             f"{first.bytes / 1e6:.1f} MB; sidecar and sha256 checked in {check_ms:.0f} ms)")
@@ -900,14 +906,15 @@ def warm(client: Client, record: dict, label: str = DEFAULT_DATASET, prompt: Pro
         saved = save(client, 0, slot_file, {"prefill_s": round(prefill_s, 1)})
     except (ServerError, OSError) as error:
         say(f"warning: the warmed slot could not be saved ({error}); the next start processes the prompt again")
-        return Warmed("prefilled", label, None, reply.body.get("timings", {}).get("prompt_n", 0), 0, prefill_s=prefill_s)
+        return Warmed("prefilled", label, None, reply.body.get("timings", {}).get("prompt_n", 0), 0, prefill_s=prefill_s,
+                      why=why)
     say(f"saved slot 0 in {saved.ms / 1000:.2f} s: {saved.tokens:,} tokens, {saved.bytes / 1e6:.1f} MB in {slot_file.path}; "
         "the next start restores it")
     for path in prune(slot_file):
         say(f"  removed {path.name}: a saved slot of this model and prompt name under an older key")
     others = restore_others(client, slot_file, key.slots)
     return Warmed("prefilled", label, slot_file.path, saved.tokens, saved.bytes, restore_ms=others, prefill_s=prefill_s,
-                  save_ms=saved.ms)
+                  save_ms=saved.ms, why=why)
 
 
 # ---------------------------------------------------------------- command line

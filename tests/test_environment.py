@@ -10,6 +10,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from xml.etree import ElementTree
 
 from datafiles import DATA_ENV, cache_dir
 from readme_commands import repository_copy
@@ -47,8 +48,12 @@ def test_the_dataset_tests_pass_in_a_clone_without_the_mirror_with_the_data_in_t
     env = {name: value for name, value in os.environ.items() if name != DATA_ENV}
     env.update(XDG_CACHE_HOME=str(cache), PYTHONDONTWRITEBYTECODE="1",
                PATH=os.pathsep.join([str(Path(sys.prefix) / "bin"), os.environ.get("PATH", "")]))
+    report = tmp_path / "report.xml"
     result = subprocess.run([sys.executable, "-m", "pytest", "--offline", "-q", "-p", "no:cacheprovider",
-                             *(f"tests/test_{dataset}.py" for dataset in DATASETS)],
+                             f"--junitxml={report}", *(f"tests/test_{dataset}.py" for dataset in DATASETS)],
                             cwd=checkout, capture_output=True, text=True, env=env, timeout=900)
     assert result.returncode == 0, "\n".join((result.stdout + result.stderr).splitlines()[-30:])
-    assert " passed" in result.stdout and "error" not in result.stdout.splitlines()[-1]
+    suite = ElementTree.parse(report).getroot().find("testsuite")
+    counts = {name: int(suite.get(name)) for name in ("tests", "failures", "errors", "skipped")}
+    # The tests ran and read the data: none failed, and none was skipped for want of it.
+    assert counts["tests"] > 0 and counts == {**counts, "failures": 0, "errors": 0, "skipped": 0}

@@ -14,6 +14,7 @@ checks main's marker lines, which the tags no longer carry.
 """
 import ast
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -190,6 +191,14 @@ def run_post_tags(repo: Path, *args: str) -> subprocess.CompletedProcess:
                           text=True, env=environment(), timeout=120)
 
 
+def make_tags_in(repo: Path, monkeypatch) -> list:
+    """post_tags.make_tags("main") run in repo, in this process, without the caller's GIT_* variables: the outcomes."""
+    monkeypatch.chdir(repo)
+    for key in [key for key in os.environ if key.startswith("GIT_")]:
+        monkeypatch.delenv(key)
+    return post_tags.make_tags("main")[1]
+
+
 def tag_ids(repo: Path) -> dict[str, str]:
     return {tag: git(repo, "rev-parse", f"refs/tags/{tag}") for tag in TAGS}
 
@@ -295,18 +304,17 @@ def test_tags_are_chained_from_the_source_commit_with_a_fixed_identity_and_its_d
     assert "04-is-the-confidence-honest/ece.py" in stat and "tests/test_ece.py" in stat
 
 
-def test_the_same_main_gives_the_same_tags_again_and_in_another_clone(tagged, tmp_path):
+def test_the_same_main_gives_the_same_tags_again_and_in_another_clone(tagged, tmp_path, monkeypatch):
     first = tag_ids(tagged.repo)
-    again = run_post_tags(tagged.repo)
-    assert again.returncode == 0, again.stderr
-    assert [line.split()[1] for line in again.stdout.splitlines()[1:-1]] == ["unchanged"] * len(TAGS)
+    again = make_tags_in(tagged.repo, monkeypatch)
+    assert [(outcome.tag, outcome.old, outcome.new) for outcome in again] == [(tag, first[tag], first[tag]) for tag in TAGS]
     assert tag_ids(tagged.repo) == first
     other = snapshot_clone(tmp_path / "other")
     assert run_post_tags(other).returncode == 0
     assert tag_ids(other) == first
 
 
-def test_rerun_after_a_new_commit_on_main_moves_the_tags_and_shows_what_changed(tmp_path):
+def test_rerun_after_a_new_commit_on_main_moves_the_tags_and_only_later_posts_change_files(tmp_path, monkeypatch):
     repo = snapshot_clone(tmp_path / "repo")
     assert run_post_tags(repo).returncode == 0
     before = tag_ids(repo)
@@ -314,16 +322,13 @@ def test_rerun_after_a_new_commit_on_main_moves_the_tags_and_shows_what_changed(
     readme.write_text(readme.read_text() + "\nOne more line.\n")
     git(repo, "commit", "--quiet", "--all", "-m", "post 05: one more line", env=SNAPSHOT)
     index = (repo / ".git" / "index").read_bytes()
-    moved = run_post_tags(repo)
-    assert moved.returncode == 0, moved.stderr
+    moved = make_tags_in(repo, monkeypatch)
     after = tag_ids(repo)
-    lines = moved.stdout.splitlines()
-    for tag in TAGS:
-        line = next(line for line in lines if line.split()[:1] == [tag])
-        assert line.split()[1:3] == ["moved", f"{before[tag][:12]}..{after[tag][:12]}"], line
-    # the tags before post 05 only get the new history, from post 05 on the new line too
-    assert "(same files)" in moved.stdout and "05-fixing-the-confidence/README.md | 2 ++" in moved.stdout
-    assert moved.stdout.count("05-fixing-the-confidence/README.md") == len([p for p in POSTS if p >= 5])
+    assert [(outcome.tag, outcome.old, outcome.new) for outcome in moved] == [(tag, before[tag], after[tag]) for tag in TAGS]
+    assert all(before[tag] != after[tag] for tag in TAGS)
+    # the tags before post 05 only get the new history (same files), from post 05 on the new line too
+    changed = {tag: git(repo, "diff", "--name-only", before[tag], after[tag]) for tag in TAGS}
+    assert changed == {tag: "05-fixing-the-confidence/README.md" if post >= 5 else "" for post, tag in zip(POSTS, TAGS)}
     # the user's branch, index and working tree are untouched
     assert git(repo, "symbolic-ref", "HEAD") == "refs/heads/main" and git(repo, "status", "--porcelain") == ""
     assert (repo / ".git" / "index").read_bytes() == index
@@ -332,8 +337,8 @@ def test_rerun_after_a_new_commit_on_main_moves_the_tags_and_shows_what_changed(
 def test_help_says_what_the_tags_hold_and_makes_none():
     before = git(ROOT, "tag", "--list", "post-*")
     result = run_post_tags(ROOT, "--help")
-    assert result.returncode == 0 and result.stdout.startswith("usage: post_tags.py")
-    assert "--from REF" in result.stdout and "post-03" in result.stdout
+    assert result.returncode == 0
+    assert result.stdout.startswith("usage: post_tags.py") and "--from REF" in result.stdout and "post-03" in result.stdout
     assert git(ROOT, "tag", "--list", "post-*") == before
 
 
@@ -342,7 +347,7 @@ def test_help_says_what_the_tags_hold_and_makes_none():
     ("uncommitted change", "uncommitted changes (README.md): tags are made from commits"),
     ("no main branch", "no commit named 'main'"),
 ])
-def test_bad_input_is_one_error_line_and_exit_2(tmp_path, setup, message):
+def test_bad_input_is_one_error_line_and_exit_2(tmp_path, monkeypatch, setup, message):
     repo = tmp_path / "repo"
     if setup == "no repository":
         repo.mkdir()
@@ -354,8 +359,10 @@ def test_bad_input_is_one_error_line_and_exit_2(tmp_path, setup, message):
         else:
             git(repo, "branch", "--quiet", "-m", "main", "trunk")
     result = run_post_tags(repo)
-    assert result.returncode == 2 and result.stdout == ""
-    assert len(result.stderr.splitlines()) == 1 and result.stderr.startswith("error: ") and message in result.stderr
+    with pytest.raises(post_tags.TagError, match=re.escape(message)) as refused:
+        make_tags_in(repo, monkeypatch)
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [f"error: {refused.value}"]  # the script's one line is that error
     assert not list(repo.glob(".git/refs/tags/*"))
 
 

@@ -260,8 +260,7 @@ def test_parse_only_fails_on_a_flag_the_script_does_not_have(workdir):
     (good,) = parse_markdown("```sh\npython3 02-forcing-a-valid-answer/classify.py \"a message\"\n```\n")
     (bad,) = parse_markdown("```sh\npython3 02-forcing-a-valid-answer/classify.py --no-such-flag \"a message\"\n```\n")
     assert parse_only(good, workdir).returncode == 0
-    failed = parse_only(bad, workdir)
-    assert failed.returncode == 2 and "--no-such-flag" in failed.stderr
+    assert parse_only(bad, workdir).returncode == 2  # argparse's exit status for a bad command line
 
 
 def test_update_rewrites_a_stale_block_and_keeps_dots_that_still_fit(tmp_path):

@@ -12,11 +12,13 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_a_post_module_wins_over_an_installed_package_of_the_same_name(tmp_path):
     # A stand-in for an installed package called `routes`, on the path before the repository.
     (tmp_path / "routes.py").write_text("WHERE = 'installed'\n")
+    found = tmp_path / "found.txt"  # where the child writes the file `import routes` loaded
     code = ("import sys; sys.path.insert(0, sys.argv[1]); sys.path.insert(0, sys.argv[2]); import series, routes; "
-            "print(routes.__file__)")
-    result = subprocess.run([sys.executable, "-c", code, str(tmp_path), str(ROOT)], capture_output=True, text=True)
+            "open(sys.argv[3], 'w').write(routes.__file__)")
+    result = subprocess.run([sys.executable, "-c", code, str(tmp_path), str(ROOT), str(found)], capture_output=True,
+                            text=True)
     assert result.returncode == 0, result.stderr
-    assert Path(result.stdout.strip()) == ROOT / "08-routes" / "routes.py"
+    assert Path(found.read_text()) == ROOT / "08-routes" / "routes.py"
 
 
 def test_two_post_modules_with_one_name_are_refused_naming_both(tmp_path, monkeypatch):

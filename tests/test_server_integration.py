@@ -11,6 +11,8 @@ import time
 from pathlib import Path
 
 import pytest
+import typed
+from banking77 import load_labels, load_split
 from typed_lines import answer_of
 from decision import GrammarRejected, ask_code
 from llama_http import Client, ServerUnreachable
@@ -128,11 +130,15 @@ def test_wait_ready_waits_while_a_real_server_loads(client, free_port):
         process.wait(timeout=30)
 
 
-def test_typed_script_prints_decisions_for_real_banking77_messages(client, run_script):
+def test_typed_script_reads_a_code_and_a_confidence_for_real_banking77_messages(client, saved_prompt, run_script):
     result = run_script("01-why-typed-decisions/typed.py", "--banking77", "3")
     assert result.returncode == 0, result.stderr
-    assert result.stdout.count("true intent:") == 3
-    assert "confidence" in result.stdout and "of 3 right" in result.stdout
+    # What it does for each message, checked on the values instead of its printout:
+    codes = {intent.code for intent in load_labels().intents}
+    for message in load_split("test")[:3]:
+        reply = typed.ask(client, saved_prompt.system, saved_prompt.grammar, codes, message.text)
+        code, confidence = typed.code_and_confidence(reply, codes)
+        assert code in codes and 0.0 < confidence <= 1.0
 
 
 def test_run_writes_one_line_per_message_and_a_rerun_adds_none(client, tmp_path, run_script):
@@ -146,7 +152,7 @@ def test_run_writes_one_line_per_message_and_a_rerun_adds_none(client, tmp_path,
     assert all("grammar" not in r["settings"] for r in records)
     assert {"id", "text", "correct", "gold_code", "right_group", "retried", "timings", "model", "build"} <= set(records[0])
     second = run_script("02-forcing-a-valid-answer/run.py", "--split", "calib", "--limit", "5", "--out", str(out))
-    assert second.returncode == 0 and "0 to go" in second.stdout
+    assert second.returncode == 0, second.stderr
     assert out.read_text().splitlines() == lines
 
 
@@ -172,7 +178,8 @@ def test_ctrl_c_keeps_finished_lines_and_a_rerun_resumes(client, tmp_path, run_s
     resumed = run_script("02-forcing-a-valid-answer/run.py", "--split", "calib", "--limit", str(wanted),
                          "--out", str(out))
     assert resumed.returncode == 0, resumed.stderr
-    assert f"{len(kept)} already in" in resumed.stdout and "2 to go" in resumed.stdout
+    # The kept lines stay first and unchanged, and exactly the 2 missing messages were added.
+    assert [json.loads(line) for line in out.read_text().splitlines()][: len(kept)] == kept
     ids = [json.loads(line)["id"] for line in out.read_text().splitlines()]
     assert len(ids) == wanted and len(set(ids)) == wanted and ids[: len(kept)] == [r["id"] for r in kept]
 
@@ -181,7 +188,6 @@ def test_confidence_run_writes_five_well_formed_lines_and_a_rerun_adds_none(clie
     out = tmp_path / "banking77-test.jsonl"
     first = run_script("03-where-confidence-comes-from/run.py", "--split", "test", "--limit", "5", "--out", str(out))
     assert first.returncode == 0, first.stderr
-    assert "median confidence when" in first.stdout and "0.99-1.00" in first.stdout
     records = [json.loads(line) for line in out.read_text().splitlines()]
     assert len(records) == 5
     for record in records:
@@ -193,10 +199,10 @@ def test_confidence_run_writes_five_well_formed_lines_and_a_rerun_adds_none(clie
         assert sum(record["group_distribution"].values()) == pytest.approx(1.0)
         assert 0.0 <= record["off_label_group"] <= 1.0 and record["tokens_in_code"] in (2, 3)
         assert record["settings"]["top_logprobs"] == 30
+    lines = out.read_text().splitlines()
     second = run_script("03-where-confidence-comes-from/run.py", "--split", "test", "--limit", "5", "--out", str(out))
-    assert second.returncode == 0 and "0 to go" in second.stdout
-    assert len(out.read_text().splitlines()) == 5
-    assert "posts 04-08 read" not in first.stdout  # a file given with --out is read only where it is given
+    assert second.returncode == 0, second.stderr
+    assert out.read_text().splitlines() == lines
 
 
 def test_a_limited_run_into_the_readers_own_file_says_the_later_posts_wait_for_the_whole_split(client, tmp_path):

@@ -299,6 +299,5 @@ def test_the_reference_path_serves_the_27b_on_port_8080_of_loopback(gb10):
 
 def test_the_reference_path_refuses_arguments_for_server_py(gb10):
     result = run("start-server.sh", "--dry-run", "--", "--model", "x", machine=gb10)
-    assert result.returncode == 2
+    assert result.returncode == 2  # the same arguments on the CPU path go to server.py (test above)
     assert work(gb10) == []
-    assert "GB10_" in result.stderr

@@ -9,6 +9,7 @@ small fake server or hand-made bodies.
 """
 import contextlib
 import math
+import re
 import subprocess
 
 import pytest
@@ -27,9 +28,12 @@ def test_the_probe_passes_on_the_test_server_with_one_entry_and_30_candidates_pe
     assert all(len(s["top_logprobs"]) == TOP_LOGPROBS for s in steps)
 
 
-def test_the_warm_up_probes_the_server(client, capsys):
-    server.warm_up(client)
-    assert "the server gives typed answers with logprobs" in capsys.readouterr().out
+def test_the_warm_up_probes_the_server(client):
+    reply = server.warm_up(client)  # BANKING77's saved prompt, as the probe test above sends it
+    steps = reply.body["choices"][0]["logprobs"]["content"]
+    assert len(steps) == reply.body["usage"]["completion_tokens"]
+    assert all(len(s["top_logprobs"]) == TOP_LOGPROBS for s in steps)
+    assert re.fullmatch(r"[A-Z]-[A-Z]", reply.body["choices"][0]["message"]["content"])  # a typed code
 
 
 @contextlib.contextmanager
@@ -66,11 +70,11 @@ def test_a_template_that_refuses_the_system_role_is_named(saved_prompt):
         assert fake.count("POST", "/v1/chat/completions") == 1  # one probe request, not a run of them
 
 
-def test_the_warm_up_reports_a_refused_request_instead_of_success(saved_prompt, capsys):
+def test_the_warm_up_reports_a_refused_request_instead_of_success(saved_prompt):
     with FakeServer(fake_llama(chat=lambda body: SYSTEM_REFUSED)) as fake:
         with pytest.raises(ServerUnfit, match="refuses the system message"):
             server.warm_up(Client(fake.url))
-    assert "warm-up done" not in capsys.readouterr().out
+        assert fake.count("POST", "/v1/chat/completions") == 1  # refused once, and not asked again
 
 
 def test_a_template_that_drops_the_system_message_is_named(saved_prompt):
