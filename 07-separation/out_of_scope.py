@@ -111,12 +111,12 @@ class Detector:
 class CodeDecision:
     """The explicit out-of-scope code taken as the decision, counted in messages.
 
-    out / in_scope: messages out of scope (gold code among the codes) and in
+    out_of_scope / in_scope: messages out of scope (gold code among the codes) and in
     scope. answered: messages answered with one of the codes; caught: those of
-    them out of scope; false_alarms: those in scope. Recall = caught / out.
+    them out of scope; false_alarms: those in scope. Recall = caught / out_of_scope.
     """
 
-    out: int
+    out_of_scope: int
     in_scope: int
     answered: int
     caught: int
@@ -127,7 +127,7 @@ def code_decision(records: list[ResultsLine], codes: frozenset[str]) -> CodeDeci
     """How the answers' own out-of-scope code sorts `records` (see CodeDecision)."""
     positives = [r.gold_code in codes for r in records]
     answered = [r.code in codes for r in records]
-    return CodeDecision(out=sum(positives), in_scope=len(records) - sum(positives), answered=sum(answered),
+    return CodeDecision(out_of_scope=sum(positives), in_scope=len(records) - sum(positives), answered=sum(answered),
                         caught=sum(a and p for a, p in zip(answered, positives)),
                         false_alarms=sum(a and not p for a, p in zip(answered, positives)))
 
@@ -188,15 +188,15 @@ def main() -> int:
         print("note: fitted and scored on the same answers, so temperature and isotonic look better than they are")
     positives = [r.gold_code in codes for r in records]
     decision = code_decision(records, codes)
-    if decision.out in (0, len(records)):
-        raise ValueError(f"{path} has {decision.out} out-of-scope messages of {len(records)}: detection needs both kinds")
+    n_out, n_in = decision.out_of_scope, decision.in_scope
+    if n_out in (0, len(records)):
+        raise ValueError(f"{path} has {n_out} out-of-scope messages of {len(records)}: detection needs both kinds")
     code_text = code_list(codes)
-    print(f"\n{args.split}: {len(records)} messages, {decision.out} out of scope, {decision.in_scope} in scope; "
+    print(f"\n{args.split}: {len(records)} messages, {n_out} out of scope, {n_in} in scope; "
           f"{decision.answered} answered {code_text}\n")
     print(f"(a) the explicit code as a decision: answer {code_text}")
-    print(f"    recall {decision.caught} of {decision.out} ({percent(decision.caught / decision.out)}), "
-          f"false-positive rate {decision.false_alarms} of {decision.in_scope} "
-          f"({percent(decision.false_alarms / decision.in_scope)}), "
+    print(f"    recall {decision.caught} of {n_out} ({percent(decision.caught / n_out)}), "
+          f"false-positive rate {decision.false_alarms} of {n_in} ({percent(decision.false_alarms / n_in)}), "
           f"precision {percent(decision.caught / decision.answered) if decision.answered else '-'}\n")
 
     variants = confidence_variants(calib, records)

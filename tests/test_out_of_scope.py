@@ -100,7 +100,7 @@ def test_the_explicit_code_as_a_decision_on_the_clinc150_reference_calib_file():
     _, records = load_results("calib", dataset="clinc150")
     decision = code_decision(records, frozenset({"K-A"}))
     out_of_scope = sum(r.gold_code == "K-A" for r in records)
-    assert (decision.out, decision.in_scope) == (out_of_scope, len(records) - out_of_scope)
+    assert (decision.out_of_scope, decision.in_scope) == (out_of_scope, len(records) - out_of_scope)
     assert decision.answered == sum(r.code == "K-A" for r in records)
     assert decision.caught == sum(r.gold_code == "K-A" and r.code == "K-A" for r in records)
     assert decision.false_alarms == decision.answered - decision.caught
