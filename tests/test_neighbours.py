@@ -4,6 +4,7 @@ scikit-learn is the reference for the TF-IDF weights and cosines; the
 datasets come from the offline mirror (conftest sets TYPED_DECISIONS_DATA).
 No server is needed.
 """
+import argparse
 import json
 import math
 import random
@@ -19,7 +20,7 @@ from banking77 import LABELS_FILE, load_labels
 from check_groups import by_chance, confusions, group_of, in_group, moved, read_labels
 from labels import LETTERS, Message
 from neighbours import TOKEN_PATTERN, Retriever, features, gold_positions, recall_at, tokens
-from registry import DATASETS
+from registry import DATASETS, add_dataset_argument
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -266,5 +267,10 @@ def test_check_groups_has_help(run_script):
 
 def test_baseline_has_help_and_refuses_a_dataset_it_does_not_know(run_script):
     assert run_script("01-why-typed-decisions/baseline.py", "--help").returncode == 0
-    result = run_script("01-why-typed-decisions/baseline.py", "--dataset", "snips")
-    assert result.returncode == 2 and "invalid choice: 'snips'" in result.stderr
+    # --dataset takes only the registry's datasets (argparse's usage error, exit 2), in baseline.py as everywhere
+    parser = argparse.ArgumentParser()
+    add_dataset_argument(parser)
+    with pytest.raises(SystemExit) as refused:
+        parser.parse_args(["--dataset", "snips"])
+    assert refused.value.code == 2 and "snips" not in DATASETS
+    assert run_script("01-why-typed-decisions/baseline.py", "--dataset", "snips").returncode == 2
