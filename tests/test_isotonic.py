@@ -94,7 +94,8 @@ def test_the_isotonic_map_fitted_on_calib_lowers_the_ece_on_the_reference_test_s
     _, corrects = outcomes(test)
     assert list(variants) == ["raw", "temperature", "isotonic"]
     assert all(len(values) == len(corrects) for values in variants.values())
-    assert ece(variants["isotonic"], corrects) < ece(variants["raw"], corrects)
+    # more than halved (06's README: raw 0.0849, isotonic 0.0234)
+    assert ece(variants["isotonic"], corrects) < 0.5 * ece(variants["raw"], corrects)
 
 
 def test_isotonic_script_runs_on_the_reference_files_and_saves_its_figure(tmp_path):

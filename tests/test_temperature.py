@@ -192,7 +192,8 @@ def test_the_temperatures_fitted_on_calib_lower_the_ece_on_the_reference_test_sp
     raw, corrects = outcomes(test)
     scaled = scaled_confidences(test, fits)
     assert len(scaled) == len(raw) and all(0.0 <= c <= 1.0 for c in scaled)
-    assert ece(scaled, corrects) < ece(raw, corrects)
+    # more than halved (05's README: 0.0849 raw -> 0.0333); a tiny rounding difference would not pass
+    assert ece(scaled, corrects) < 0.5 * ece(raw, corrects)
 
 
 def test_temperature_script_runs_on_the_reference_files_and_saves_its_figure(tmp_path):
