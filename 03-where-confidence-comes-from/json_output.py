@@ -269,16 +269,39 @@ def shown(text: str) -> str:
     return text if len(text) <= SHOWN_CHARS else text[:SHOWN_CHARS] + "..."
 
 
+@dataclass(frozen=True)
+class WayRow:
+    """One way's line of the table, over the same messages.
+
+    parsed, valid, correct: replies json.loads accepted, that named one of the
+    intents, that named the message's own intent (counts of messages).
+    tokens: mean completion tokens per reply. ms: median time per decision.
+    """
+
+    parsed: int
+    valid: int
+    correct: int
+    tokens: float
+    ms: float
+
+
+def way_row(answers: list[JsonAnswer], gold: list[str]) -> WayRow:
+    """The table's line for one way's answers to the messages whose intents are `gold` (see WayRow)."""
+    return WayRow(parsed=sum(a.parsed for a in answers), valid=sum(a.intent is not None for a in answers),
+                  correct=sum(a.intent == g for a, g in zip(answers, gold)),
+                  tokens=statistics.fmean(a.exchange.tokens for a in answers),
+                  ms=statistics.median(a.exchange.wall_ms for a in answers))
+
+
 def print_table(rows: dict[str, list[JsonAnswer]], gold: list[str]) -> None:
     """One line per way: parsed, valid label, correct (count and %), mean tokens per reply, median ms per decision."""
     n = len(gold)
     print(f"{'way':<24} {'parsed':>12} {'valid label':>12} {'correct':>12} {'tokens/reply':>13} {'ms/decision':>12}")
     for way, answers in rows.items():
-        counts = (sum(a.parsed for a in answers), sum(a.intent is not None for a in answers),
-                  sum(a.intent == g for a, g in zip(answers, gold)))
-        tokens = statistics.fmean(a.exchange.tokens for a in answers)
-        ms = statistics.median(a.exchange.wall_ms for a in answers)
-        print(f"{way:<24}" + "".join(f" {count:5d} {percent(count, n)}" for count in counts) + f" {tokens:13.1f} {ms:12.0f}")
+        row = way_row(answers, gold)
+        counts = (row.parsed, row.valid, row.correct)
+        print(f"{way:<24}" + "".join(f" {count:5d} {percent(count, n)}" for count in counts)
+              + f" {row.tokens:13.1f} {row.ms:12.0f}")
 
 
 def print_confidences(json_answers: list[JsonAnswer], code_answers: list[JsonAnswer], gold: list[str]) -> None:
@@ -311,6 +334,36 @@ def print_confidences(json_answers: list[JsonAnswer], code_answers: list[JsonAns
                                                for value, oks in sorted(values.items())))
 
 
+def ask_every_way(client: Client, messages: list[Message], names: list[str], prompts: tuple[Prompt, Prompt, Prompt],
+                  max_tokens: int = MAX_TOKENS) -> dict[str, list[JsonAnswer]]:
+    """Each message asked every way: WAYS in order, then CODE -> one JsonAnswer per message.
+
+    prompts: the JSON prompt, its firm variant and the code prompt. The
+    regex way reuses the replies asked nicely, and validate-and-retry starts
+    from the firm replies, so only its retries are new requests. Prints one
+    progress line per way that sends requests.
+    """
+    nice, firm, code_prompt = prompts
+
+    def each(way: str, ask) -> list[JsonAnswer]:
+        answers = [ask(m) for m in messages]
+        first = answers[0].exchange
+        print(f"  {way:<22} {sum(a.exchange.wall_ms for a in answers) / 1000:6.0f} s; its first request processed "
+              f"{first.prompt_n:,} prompt tokens in {first.prompt_ms / 1000:.1f} s", flush=True)
+        return answers
+
+    schema = response_format(names)
+    nicely = each(WAYS[0], lambda m: judge(send(client, typed_messages(nice, m.text), max_tokens), names))
+    rows = {WAYS[0]: nicely, WAYS[1]: [judge(a.exchange, names, regex=True) for a in nicely]}
+    rows[WAYS[3]] = each(WAYS[3], lambda m: judge(
+        send(client, typed_messages(nice, m.text), max_tokens, response_format=schema), names))
+    rows[WAYS[2]] = each(WAYS[2], lambda m: judge(send(client, typed_messages(firm, m.text), max_tokens), names))
+    rows[WAYS[4]] = [ask_with_retry(client, typed_messages(firm, m.text), names, answer.exchange, max_tokens)
+                     for m, answer in zip(messages, rows[WAYS[2]])]
+    code = each(CODE, lambda m: code_answer(client, code_prompt, m.text))
+    return {**{way: rows[way] for way in WAYS}, CODE: code}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--limit", type=int, default=DEFAULT_LIMIT,
@@ -334,23 +387,8 @@ def main() -> int:
     print(f"{len(messages)} calibration messages ({len(set(gold))} intents), temperature 0, "
           f"at most {args.max_tokens} tokens per JSON reply")
 
-    def each(way: str, ask) -> list[JsonAnswer]:
-        answers = [ask(m) for m in messages]
-        first = answers[0].exchange
-        print(f"  {way:<22} {sum(a.exchange.wall_ms for a in answers) / 1000:6.0f} s; its first request processed "
-              f"{first.prompt_n:,} prompt tokens in {first.prompt_ms / 1000:.1f} s", flush=True)
-        return answers
-
-    schema = response_format(names)
-    nicely = each(WAYS[0], lambda m: judge(send(client, typed_messages(nice, m.text), args.max_tokens), names))
-    rows = {WAYS[0]: nicely, WAYS[1]: [judge(a.exchange, names, regex=True) for a in nicely]}
-    rows[WAYS[3]] = each(WAYS[3], lambda m: judge(
-        send(client, typed_messages(nice, m.text), args.max_tokens, response_format=schema), names))
-    rows[WAYS[2]] = each(WAYS[2], lambda m: judge(send(client, typed_messages(firm, m.text), args.max_tokens), names))
-    rows[WAYS[4]] = [ask_with_retry(client, typed_messages(firm, m.text), names, answer.exchange, args.max_tokens)
-                     for m, answer in zip(messages, rows[WAYS[2]])]
-    code = each(CODE, lambda m: code_answer(client, code_prompt, m.text))
-    rows = {**{way: rows[way] for way in WAYS}, CODE: code}
+    rows = ask_every_way(client, messages, names, (nice, firm, code_prompt), args.max_tokens)
+    nicely, code = rows[WAYS[0]], rows[CODE]
 
     print()
     print_table(rows, gold)

@@ -107,6 +107,31 @@ class Detector:
     rule: Callable[[float], str]
 
 
+@dataclass(frozen=True)
+class CodeDecision:
+    """The explicit out-of-scope code taken as the decision, counted in messages.
+
+    out_of_scope / in_scope: messages out of scope (gold code among the codes) and in
+    scope. answered: messages answered with one of the codes; caught: those of
+    them out of scope; false_alarms: those in scope. Recall = caught / out_of_scope.
+    """
+
+    out_of_scope: int
+    in_scope: int
+    answered: int
+    caught: int
+    false_alarms: int
+
+
+def code_decision(records: list[ResultsLine], codes: frozenset[str]) -> CodeDecision:
+    """How the answers' own out-of-scope code sorts `records` (see CodeDecision)."""
+    positives = [r.gold_code in codes for r in records]
+    answered = [r.code in codes for r in records]
+    return CodeDecision(out_of_scope=sum(positives), in_scope=len(records) - sum(positives), answered=sum(answered),
+                        caught=sum(a and p for a, p in zip(answered, positives)),
+                        false_alarms=sum(a and not p for a, p in zip(answered, positives)))
+
+
 def detectors(records: list[ResultsLine], variants: dict[str, list[float]], codes: frozenset[str]) -> list[Detector]:
     """The detectors of this post for the records (post 03's fields), in the order they are printed.
 
@@ -162,20 +187,17 @@ def main() -> int:
     if calib_path.resolve() == path.resolve():
         print("note: fitted and scored on the same answers, so temperature and isotonic look better than they are")
     positives = [r.gold_code in codes for r in records]
-    n_out = sum(positives)
+    decision = code_decision(records, codes)
+    n_out, n_in = decision.out_of_scope, decision.in_scope
     if n_out in (0, len(records)):
         raise ValueError(f"{path} has {n_out} out-of-scope messages of {len(records)}: detection needs both kinds")
-    n_in = len(records) - n_out
-    answered = [r.code in codes for r in records]
-    caught = sum(a and p for a, p in zip(answered, positives))
-    false_alarms = sum(a and not p for a, p in zip(answered, positives))
     code_text = code_list(codes)
     print(f"\n{args.split}: {len(records)} messages, {n_out} out of scope, {n_in} in scope; "
-          f"{sum(answered)} answered {code_text}\n")
+          f"{decision.answered} answered {code_text}\n")
     print(f"(a) the explicit code as a decision: answer {code_text}")
-    print(f"    recall {caught} of {n_out} ({percent(caught / n_out)}), "
-          f"false-positive rate {false_alarms} of {n_in} ({percent(false_alarms / n_in)}), "
-          f"precision {percent(caught / sum(answered)) if any(answered) else '-'}\n")
+    print(f"    recall {decision.caught} of {n_out} ({percent(decision.caught / n_out)}), "
+          f"false-positive rate {decision.false_alarms} of {n_in} ({percent(decision.false_alarms / n_in)}), "
+          f"precision {percent(decision.caught / decision.answered) if decision.answered else '-'}\n")
 
     variants = confidence_variants(calib, records)
     aurocs = print_detectors(detectors(records, variants, codes), positives)

@@ -4,6 +4,7 @@ scikit-learn is the reference for the TF-IDF weights and cosines; the
 datasets come from the offline mirror (conftest sets TYPED_DECISIONS_DATA).
 No server is needed.
 """
+import argparse
 import json
 import math
 import random
@@ -16,10 +17,10 @@ from sklearn.feature_extraction.text import TfidfVectorizer
 
 import banking77
 from banking77 import LABELS_FILE, load_labels
-from check_groups import by_chance, confusions, group_of, in_group, moved
+from check_groups import by_chance, confusions, group_of, in_group, moved, read_labels
 from labels import LETTERS, Message
 from neighbours import TOKEN_PATTERN, Retriever, features, gold_positions, recall_at, tokens
-from registry import DATASETS
+from registry import DATASETS, add_dataset_argument
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -245,17 +246,31 @@ def test_in_group_share_and_its_chance_level():
 # --- the scripts' doors ---------------------------------------------------------------
 
 
-def test_check_groups_with_a_missing_compare_file_exits_2_with_one_line(tmp_path, run_script):
-    result = run_script("datasets/check_groups.py", "--compare", str(tmp_path / "nope.json"))
-    assert result.returncode == 2 and result.stdout == ""
-    assert len(result.stderr.strip().splitlines()) == 1 and "nope.json" in result.stderr
-    assert run_script("datasets/check_groups.py", "--help").returncode == 0
+def test_read_labels_names_a_file_that_is_not_json(tmp_path):
     (tmp_path / "bad.json").write_text("{", encoding="utf-8")
-    result = run_script("datasets/check_groups.py", "--compare", str(tmp_path / "bad.json"))
-    assert result.returncode == 2 and result.stderr.count("\n") == 1 and "bad.json is not a JSON label file" in result.stderr
+    with pytest.raises(ValueError, match="bad.json is not a JSON label file"):
+        read_labels(tmp_path / "bad.json")
+
+
+@pytest.mark.parametrize("name, content", [("nope.json", None), ("bad.json", "{")])
+def test_check_groups_refuses_a_missing_or_broken_compare_file_in_one_line(tmp_path, run_script, name, content):
+    if content is not None:
+        (tmp_path / name).write_text(content, encoding="utf-8")
+    result = run_script("datasets/check_groups.py", "--compare", str(tmp_path / name))
+    # exit 2 before any output, one error line that names the file
+    assert (result.returncode, result.stdout, result.stderr.count("\n"), name in result.stderr) == (2, "", 1, True)
+
+
+def test_check_groups_has_help(run_script):
+    assert run_script("datasets/check_groups.py", "--help").returncode == 0
 
 
 def test_baseline_has_help_and_refuses_a_dataset_it_does_not_know(run_script):
     assert run_script("01-why-typed-decisions/baseline.py", "--help").returncode == 0
-    result = run_script("01-why-typed-decisions/baseline.py", "--dataset", "snips")
-    assert result.returncode == 2 and "invalid choice: 'snips'" in result.stderr
+    # --dataset takes only the registry's datasets (argparse's usage error, exit 2), in baseline.py as everywhere
+    parser = argparse.ArgumentParser()
+    add_dataset_argument(parser)
+    with pytest.raises(SystemExit) as refused:
+        parser.parse_args(["--dataset", "snips"])
+    assert refused.value.code == 2 and "snips" not in DATASETS
+    assert run_script("01-why-typed-decisions/baseline.py", "--dataset", "snips").returncode == 2

@@ -4,7 +4,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from out_of_scope import detectors, fpr_at_recall, out_of_scope_codes, roc_points
+from isotonic import confidence_variants
+from out_of_scope import code_decision, detectors, fpr_at_recall, out_of_scope_codes, print_detectors, roc_points
 from separation import SweepPoint
 from separation import SingleClassError, auroc
 from sklearn.metrics import roc_auc_score, roc_curve
@@ -95,17 +96,28 @@ def test_detectors_by_hand():
         detectors(records, {"raw": raw}, frozenset({"K-A", "J-A"}))
 
 
-def test_script_on_the_clinc150_reference_calib_file(run_script):
+def test_the_explicit_code_as_a_decision_on_the_clinc150_reference_calib_file():
     _, records = load_results("calib", dataset="clinc150")
-    result = run_script("07-separation/out_of_scope.py", "--split", "calib")
-    assert result.returncode == 0, result.stderr
+    decision = code_decision(records, frozenset({"K-A"}))
     out_of_scope = sum(r.gold_code == "K-A" for r in records)
-    caught = sum(r.gold_code == "K-A" and r.code == "K-A" for r in records)
-    assert f"{len(records)} messages, {out_of_scope} out of scope" in result.stdout
-    assert f"recall {caught} of {out_of_scope}" in result.stdout
-    raw = [r.confidence for r in records]
-    expected = auroc([1 - c for c in raw], [r.gold_code == "K-A" for r in records])
-    assert any(line.startswith("1 - raw") and f"{expected:.3f}" in line for line in result.stdout.splitlines())
+    assert (decision.out_of_scope, decision.in_scope) == (out_of_scope, len(records) - out_of_scope)
+    assert decision.answered == sum(r.code == "K-A" for r in records)
+    assert decision.caught == sum(r.gold_code == "K-A" and r.code == "K-A" for r in records)
+    assert decision.false_alarms == decision.answered - decision.caught
+
+
+def test_the_detectors_aurocs_on_the_clinc150_reference_calib_file_match_scikit_learn():
+    _, records = load_results("calib", dataset="clinc150")
+    positives = [r.gold_code == "K-A" for r in records]
+    aurocs = print_detectors(detectors(records, confidence_variants(records, records), frozenset({"K-A"})), positives)
+    assert list(aurocs) == ["P(K-A)", "1 - raw", "1 - temperature", "1 - isotonic", "K-A, then 1 - raw",
+                            "K-A, then 1 - temperature", "K-A, then 1 - isotonic"]
+    assert aurocs["1 - raw"] == pytest.approx(roc_auc_score(positives, [1 - r.confidence for r in records]))
+
+
+def test_script_runs_on_the_clinc150_reference_calib_file(run_script):
+    # its printout on the test split is pinned by 07's README block
+    assert run_script("07-separation/out_of_scope.py", "--split", "calib").returncode == 0
 
 
 def test_script_refuses_a_dataset_without_out_of_scope_messages(run_script):
@@ -119,6 +131,5 @@ def test_script_says_so_when_a_file_has_no_out_of_scope_message(tmp_path, run_sc
     path.write_text("".join(json.dumps(r.to_json()) + "\n" for r in records if r.gold_code != "K-A"), encoding="utf-8")
     result = run_script("07-separation/out_of_scope.py", "--split", "calib", "--results", path)
     # bad input exits 2 with one line, as in every other script (issue 12, case 11)
-    assert result.returncode == 2 and len(result.stderr.splitlines()) == 1
-    assert result.stderr.startswith("error: ")
-    assert result.stderr.strip().endswith("has 0 out-of-scope messages of 750: detection needs both kinds")
+    assert (result.returncode, result.stderr.count("\n"), "has 0 out-of-scope messages of 750" in result.stderr) == (
+        2, 1, True)

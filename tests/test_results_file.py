@@ -90,7 +90,7 @@ def messages(count):
     return [Message(f"m{k}", f"text {k}", "card_arrival") for k in range(count)]
 
 
-def test_a_rerun_asks_the_three_error_lines_again_and_replaces_them(tmp_path, capsys):
+def test_a_rerun_asks_the_three_error_lines_again_and_replaces_them(tmp_path):
     # Issue 12, case 2: 3 error rows, rerun with a server that works: 3 of 3 asked again.
     path = tmp_path / "r.jsonl"
     path.write_text("".join(json.dumps({"id": f"m{k}", "status": "error"}) + "\n" for k in range(3)))
@@ -101,9 +101,8 @@ def test_a_rerun_asks_the_three_error_lines_again_and_replaces_them(tmp_path, ca
         return {"id": message.id, "status": "ok"}
 
     records = run_messages(messages(3), path, working, "test")
+    # the error lines count as not done: all three are asked again, none is kept
     assert asked == ["m0", "m1", "m2"] and [r["status"] for r in records] == ["ok"] * 3
-    out = capsys.readouterr().out
-    assert "3 messages, 0 already in" in out and "(3 error lines of an earlier run asked again)" in out
     assert [(r["id"], r["status"]) for r in lines_of(path)] == [("m0", "ok"), ("m1", "ok"), ("m2", "ok")]
 
 

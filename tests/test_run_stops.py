@@ -21,10 +21,8 @@ def test_a_run_against_a_server_that_refuses_every_request_stops_at_the_probe_an
     with FakeServer(fake_llama(chat=lambda body: SYSTEM_REFUSED)) as fake:
         result = run_script(RUN, "--limit", "5", "--out", str(out), env={"LLAMA_URL": fake.url})
         chats = fake.count("POST", "/v1/chat/completions")
-    assert result.returncode == 2
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: the chat template refuses the system message")
-    assert "System role not supported" in lines[0]
+    # exit 2, and the one line says why: the server's own reason
+    assert (result.returncode, result.stderr.count("\n"), "System role not supported" in result.stderr) == (2, 1, True)
     assert not out.exists() and chats == 1  # the probe's request, then nothing
 
 
@@ -53,8 +51,6 @@ def test_a_rerun_asks_the_error_lines_again_and_replaces_them(client, run_script
                            for k, i in enumerate(ids)))
     result = run_script(RUN, "--split", "calib", "--limit", "3", "--out", str(out), env={"LLAMA_URL": client.url})
     assert result.returncode == 0, result.stderr
-    assert "3 messages, 0 already in" in result.stdout and "3 to go (3 error lines of an earlier run asked again)" \
-        in result.stdout
     records = [json.loads(line) for line in out.read_text().splitlines()]
     assert [r["id"] for r in records] == ids and all(r["status"] == "ok" for r in records)
     assert all(r["flagged_logprobs"] == 0 for r in records)  # llama-server's logprobs are all numbers
