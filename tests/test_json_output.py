@@ -149,7 +149,7 @@ def test_a_reply_that_fails_goes_back_once_to_the_real_server_with_the_reason(cl
 
 
 def test_json_output_prints_every_way_next_to_the_code_and_both_confidences(client, run_script):
-    result = run_script("03-where-confidence-comes-from/json_output.py", "--limit", "2", "--max-tokens", "60",
+    result = run_script("03-where-confidence-comes-from/beyond/json_output.py", "--limit", "2", "--max-tokens", "60",
                         env={"LLAMA_URL": client.url})
     assert result.returncode == 0, result.stderr
     out = result.stdout
@@ -167,7 +167,7 @@ def test_json_output_prints_every_way_next_to_the_code_and_both_confidences(clie
 
 
 def test_json_output_refuses_a_limit_below_one_in_one_line(run_script):
-    result = run_script("03-where-confidence-comes-from/json_output.py", "--limit", "0")
+    result = run_script("03-where-confidence-comes-from/beyond/json_output.py", "--limit", "0")
     assert result.returncode == 2 and "--limit must be 1 or more" in result.stderr
 
 

@@ -1,7 +1,7 @@
 """Asking for JSON instead of a code: five ways, measured on the same messages, next to the GBNF code (beyond the series).
 
-    python3 03-where-confidence-comes-from/json_output.py              # the first 30 calibration messages
-    python3 03-where-confidence-comes-from/json_output.py --limit 10
+    python3 03-where-confidence-comes-from/beyond/json_output.py              # the first 30 calibration messages
+    python3 03-where-confidence-comes-from/beyond/json_output.py --limit 10
 
 The usual first attempt at a typed answer is "reply with JSON: a label and a
 confidence". This script asks for exactly that, with the same list of intents
@@ -43,8 +43,9 @@ from collections import Counter
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 import series  # puts the post folders on sys.path
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # and this beyond folder, for its own modules
 from banking77 import load_labels, load_split
 from compare import percent
 from typed_lines import read_answer
