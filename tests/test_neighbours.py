@@ -256,6 +256,6 @@ def test_check_groups_with_a_missing_compare_file_exits_2_with_one_line(tmp_path
 
 
 def test_baseline_has_help_and_refuses_a_dataset_it_does_not_know(run_script):
-    assert run_script("01-why-typed-decisions/baseline.py", "--help").returncode == 0
-    result = run_script("01-why-typed-decisions/baseline.py", "--dataset", "snips")
+    assert run_script("01-why-typed-decisions/beyond/baseline.py", "--help").returncode == 0
+    result = run_script("01-why-typed-decisions/beyond/baseline.py", "--dataset", "snips")
     assert result.returncode == 2 and "invalid choice: 'snips'" in result.stderr

@@ -1,4 +1,4 @@
-"""The baselines to beat, with no model at all: TF-IDF nearest neighbours and logistic regression.
+"""The baselines to beat, with no model at all (beyond the series): TF-IDF nearest neighbours and logistic regression.
 
     python3 01-why-typed-decisions/beyond/baseline.py                     # BANKING77, both
     python3 01-why-typed-decisions/beyond/baseline.py --method neighbours --all-train

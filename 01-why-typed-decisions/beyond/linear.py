@@ -1,4 +1,4 @@
-"""A strong cheap baseline: multinomial logistic regression on word and character n-gram TF-IDF.
+"""A strong cheap baseline (beyond the series): multinomial logistic regression on word and character n-gram TF-IDF.
 
     classifier = fit_classifier(messages)           # labels.Message list: text and intent
     classifier.probabilities("where is my card?")   # intent -> P, summing to 1
