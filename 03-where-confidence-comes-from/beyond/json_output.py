@@ -52,7 +52,7 @@ from typed_lines import read_answer
 from decision import ask_code
 from labels import Message
 from llama_http import Client, exit_on_server_errors
-from prompt import Prompt, build_prompt
+from prompt import CLOSING, Prompt, build_prompt
 from typed_request import TOP_LOGPROBS, probe, typed_messages
 
 DEFAULT_LIMIT = 30
@@ -127,7 +127,9 @@ def json_prompt(labels, firm: bool = False) -> Prompt:
     long list once for both.
     """
     closing = f"{NICE_CLOSING} {FIRM_LINE}" if firm else NICE_CLOSING
-    return build_prompt(labels, instructions=JSON_INSTRUCTIONS, closing=closing)
+    code_list = build_prompt(labels, instructions=JSON_INSTRUCTIONS)
+    # post 02's prompt ends with its CLOSING line: that line is swapped, the list before it is kept as built
+    return replace(code_list, system=code_list.system.removesuffix(CLOSING) + closing)
 
 
 def intent_schema(names: list[str]) -> dict:
