@@ -102,17 +102,16 @@ def grammar_of(intent_letters: dict[str, str]) -> str:
 
 
 def build_prompt(labels: LabelSet, examples_per_intent: int = EXAMPLES, descriptions: bool = True,
-                 instructions: str = INSTRUCTIONS, closing: str = CLOSING) -> Prompt:
+                 instructions: str = INSTRUCTIONS) -> Prompt:
     """Build system prompt, grammar and code table from a label set.
 
     examples_per_intent: how many of each intent's examples go into the
     prompt (0 to 5 with the shipped files). descriptions: include the one-line
     descriptions. instructions: the paragraph that opens the prompt (BANKING77's
-    by default); closing: its last line (CLOSING by default): another kind of
-    answer asks with the same list by changing only these two. The list
-    follows the label set's order, so a LabelSet with the intents in another
-    order and other letters gets its own prompt and grammar from here too. Raises ValueError when examples_per_intent is
-    negative.
+    by default; a dataset's loader may set its own); the last line is CLOSING.
+    The list follows the label set's order, so a LabelSet with the intents in
+    another order and other letters gets its own prompt and grammar from here
+    too. Raises ValueError when examples_per_intent is negative.
     """
     if examples_per_intent < 0:
         raise ValueError(f"examples_per_intent must be 0 or more, got {examples_per_intent}")
@@ -130,7 +129,7 @@ def build_prompt(labels: LabelSet, examples_per_intent: int = EXAMPLES, descript
                 lines.append("  e.g. " + " | ".join(examples))
         lines.append("")
         intent_letters[group.letter] = "".join(intent.letter for intent in group.intents)
-    lines.append(closing)
+    lines.append(CLOSING)
     group_names = {group.letter: group.name for group in labels.groups}
     codes = {intent.code: Meaning(group_names[intent.group], intent.name) for intent in labels.intents}
     intents = {intent.code: intent for intent in labels.intents}

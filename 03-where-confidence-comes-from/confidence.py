@@ -123,7 +123,7 @@ def renormalize(candidates: list[dict], before: str, prompt: Prompt, chosen: str
 
     candidates: the server's top_logprobs for one token, each with 'token'
     (text) and 'logprob' (natural log). chosen: the letter written, or None
-    when nothing was written (03's readout.py): then the most probable
+    when nothing was written (03's beyond/readout.py): then the most probable
     allowed letter, the first in the grammar's order on a tie. A candidate
     token that writes a letter is summed into it, so two tokens with the
     same text count together (the grammar allows both). Raises ValueError

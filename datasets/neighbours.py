@@ -2,8 +2,8 @@
 
 Every training message becomes a sparse vector of word weights; a new message
 gets the intents of the training messages closest to it. No server, no
-training loop, only the standard library. Post 01 prints what it gets right
-(baseline.py); check_groups.py uses its mistakes to test a grouping.
+training loop, only the standard library. Post 01's beyond/baseline.py prints
+what it gets right; check_groups.py uses its mistakes to test a grouping.
 
 The definitions, exactly:
 

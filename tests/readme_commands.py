@@ -88,7 +88,7 @@ KINDS = ("offline console", "offline sh", "server --limit", "parse-only", "not r
 NOT_RUN_SCRIPTS = {"run_tests.py": "runs the whole test suite, this test included, and starts a server",
                    "post_tags.py": "makes tags in a git repository; tests/test_post_tags.py runs it in a clone"}
 # Offline scripts too slow for a test unless given the option that keeps them fast, and why: only parsed otherwise.
-SLOW_SCRIPTS = {"01-why-typed-decisions/baseline.py": (
+SLOW_SCRIPTS = {"01-why-typed-decisions/beyond/baseline.py": (
     ("--method", "neighbours"),
     "its logistic regressions take minutes to fit the first time; tests/test_linear.py holds the fit to scikit-learn")}
 # Programs a README may show that are never run here (a typo such as `pyhton3` is none of them).

@@ -1,5 +1,6 @@
 """The work beyond a post lives in the post's beyond/ folder: it imports the post, the post never imports it."""
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -28,10 +29,24 @@ def beyond_modules() -> dict[str, Path]:
     return {path.stem: path for folder in BEYOND for path in sorted(folder.glob("*.py"))}
 
 
-def test_post_08_has_a_beyond_folder_with_its_readme():
-    assert ROOT / "08-routes" / "beyond" in BEYOND
-    assert (ROOT / "08-routes" / "beyond" / "README.md").exists()
-    assert not (ROOT / "08-routes" / "BEYOND.md").exists()
+SPLIT_POSTS = ("01-why-typed-decisions", "02-forcing-a-valid-answer", "03-where-confidence-comes-from", "07-separation",
+               "08-routes")
+
+
+@pytest.mark.parametrize("post", SPLIT_POSTS)
+def test_a_split_post_has_a_beyond_folder_with_its_readme_and_no_beyond_md(post):
+    assert ROOT / post / "beyond" in BEYOND
+    assert (ROOT / post / "beyond" / "README.md").exists()
+    assert not (ROOT / post / "BEYOND.md").exists()
+
+
+@pytest.mark.parametrize("folder", BEYOND, ids=lambda folder: folder.parent.name)
+def test_every_beyond_readme_opens_with_the_post_it_extends_and_the_post_readme_links_it(folder):
+    number = folder.parent.name[:2]
+    title, first_paragraph = folder.joinpath("README.md").read_text(encoding="utf-8").split("\n\n")[:2]
+    assert title.startswith(f"# {number} Beyond the post")
+    assert re.search(rf"\bpost 0?{int(number)}\b", first_paragraph)
+    assert "](beyond/README.md)" in folder.parent.joinpath("README.md").read_text(encoding="utf-8")
 
 
 def test_module_names_are_unique_across_post_folders_and_beyond_folders():

@@ -255,7 +255,7 @@ def test_clinc150_fit_is_train_then_oos_train_and_no_calibration_message():
 
 
 def test_baseline_refuses_all_train_for_clinc150(run_script):
-    result = run_script("01-why-typed-decisions/baseline.py", "--dataset", "clinc150", "--all-train")
+    result = run_script("01-why-typed-decisions/beyond/baseline.py", "--dataset", "clinc150", "--all-train")
     assert result.returncode == 2 and "--all-train is for BANKING77" in result.stderr
 
 

@@ -175,7 +175,7 @@ def test_every_way_on_the_real_server_fills_the_table_and_the_schema_always_give
 
 
 def test_json_output_refuses_a_limit_below_one_in_one_line(run_script):
-    result = run_script("03-where-confidence-comes-from/json_output.py", "--limit", "0")
+    result = run_script("03-where-confidence-comes-from/beyond/json_output.py", "--limit", "0")
     assert result.returncode == 2 and "--limit must be 1 or more" in result.stderr
 
 

@@ -10,7 +10,7 @@ import pytest
 from module_loads import ROOT, script_modules, scripts, setup_modules, talks_to_server
 
 # Scripts that read files and need no server: the ones that once loaded llama_http for its error wrapper.
-OFFLINE = ("01-why-typed-decisions/baseline.py", "02-forcing-a-valid-answer/compare.py", "datasets/check_groups.py")
+OFFLINE = ("01-why-typed-decisions/beyond/baseline.py", "02-forcing-a-valid-answer/compare.py", "datasets/check_groups.py")
 
 
 @pytest.fixture(scope="module")

@@ -266,11 +266,11 @@ def test_check_groups_has_help(run_script):
 
 
 def test_baseline_has_help_and_refuses_a_dataset_it_does_not_know(run_script):
-    assert run_script("01-why-typed-decisions/baseline.py", "--help").returncode == 0
+    assert run_script("01-why-typed-decisions/beyond/baseline.py", "--help").returncode == 0
     # --dataset takes only the registry's datasets (argparse's usage error, exit 2), in baseline.py as everywhere
     parser = argparse.ArgumentParser()
     add_dataset_argument(parser)
     with pytest.raises(SystemExit) as refused:
         parser.parse_args(["--dataset", "snips"])
     assert refused.value.code == 2 and "snips" not in DATASETS
-    assert run_script("01-why-typed-decisions/baseline.py", "--dataset", "snips").returncode == 2
+    assert run_script("01-why-typed-decisions/beyond/baseline.py", "--dataset", "snips").returncode == 2

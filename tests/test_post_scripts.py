@@ -110,7 +110,7 @@ def test_candidates_counts_missing_letters_and_reasks_with_100(client, run_scrip
     picked = [dict(records[0].to_json(), missing_letters=0), dict(records[1].to_json(), missing_letters=1)]
     path = tmp_path / "two.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in picked))
-    result = run_script("03-where-confidence-comes-from/candidates.py", "--split", "calib", "--results", path,
+    result = run_script("03-where-confidence-comes-from/beyond/candidates.py", "--split", "calib", "--results", path,
                         env={"LLAMA_URL": client.url})
     assert result.returncode == 0, result.stderr
     # what it counts and asks again, read off the same functions

@@ -282,10 +282,15 @@ def test_readme_and_pyproject_of_a_tag_list_only_its_posts(tagged):
     assert "| [00-setup]" in post_00 and "| [01-" not in post_00 and "typed.py" not in post_00
     assert "08-routes/route.py" not in show(tagged.repo, "post-07", "README.md")
     assert "08-routes/route.py" in show(tagged.repo, "post-08", "README.md")
-    # the work beyond post 08 is in post-08's tag, in its own folder, and in no earlier tag
+    # the work beyond a post is in the post's tag, in the post's own folder, and in no earlier tag
     beyond = [name for name in files(tagged.repo, "post-08") if name.startswith("08-routes/beyond/")]
     assert "08-routes/beyond/README.md" in beyond and "08-routes/beyond/certified_routes.py" in beyond
-    assert not any("/beyond/" in name for name in files(tagged.repo, "post-07"))
+    assert not any(name.startswith("08-routes/beyond/") for name in files(tagged.repo, "post-07"))
+    post_01 = files(tagged.repo, "post-01")
+    assert "01-why-typed-decisions/beyond/baseline.py" in post_01 and "01-why-typed-decisions/beyond/linear.py" in post_01
+    assert [name for name in post_01 if "/beyond/" in name and not name.startswith("01-why-typed-decisions/")] == []
+    assert "02-forcing-a-valid-answer/beyond/benchmark.py" in files(tagged.repo, "post-02")
+    assert "03-where-confidence-comes-from/beyond/readout.py" not in files(tagged.repo, "post-02")
     assert "tests/test_certified_routes.py" not in files(tagged.repo, "post-07", "tests")
     assert "tests/test_shortlist.py" not in files(tagged.repo, "post-07", "tests")   # imports only beyond and 02
 

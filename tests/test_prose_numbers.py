@@ -24,7 +24,7 @@ def test_a_number_no_block_shows_and_no_source_names_is_listed_with_its_line():
 
 
 @pytest.mark.parametrize("paragraph", [
-    "`python3 01-why-typed-decisions/baseline.py` is right on 79.1% of them.",
+    "`python3 01-why-typed-decisions/beyond/baseline.py` is right on 79.1% of them.",
     "The TF-IDF `baseline.py` is right on 79.1% of them.",
     "On the GB10 the 27B model is right on 86.9%.",
     "The series' post 3 gives 86.9% for the 27B model.",

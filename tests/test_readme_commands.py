@@ -234,8 +234,8 @@ def test_an_offline_command_after_a_server_command_in_its_block_only_parses_its_
 
 
 def test_the_slow_baseline_only_parses_unless_told_to_stay_fast():
-    both, fast = parse_markdown("```sh\npython3 01-why-typed-decisions/baseline.py --dataset clinc150\n"
-                                "python3 01-why-typed-decisions/baseline.py --method neighbours --all-train\n```\n")
+    both, fast = parse_markdown("```sh\npython3 01-why-typed-decisions/beyond/baseline.py --dataset clinc150\n"
+                                "python3 01-why-typed-decisions/beyond/baseline.py --method neighbours --all-train\n```\n")
     assert classify(both).name == "parse-only" and "minutes" in classify(both).reason
     assert classify(fast).name == "offline sh"
 

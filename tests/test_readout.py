@@ -94,7 +94,7 @@ def test_the_readout_on_the_real_server_reads_a_code_of_the_table(client, prompt
 
 def test_readout_writes_both_routes_answers_to_the_same_messages(client, run_script, tmp_path, prompt):
     out = tmp_path / "readout-test.jsonl"
-    result = run_script("03-where-confidence-comes-from/readout.py", "--limit", "2", "--out", out,
+    result = run_script("03-where-confidence-comes-from/beyond/readout.py", "--limit", "2", "--out", out,
                         env={"LLAMA_URL": client.url})
     assert result.returncode == 0, result.stderr
     readouts = [json.loads(line) for line in out.read_text().splitlines()]
@@ -111,6 +111,6 @@ def test_readout_writes_both_routes_answers_to_the_same_messages(client, run_scr
     (["--n-probs", "0"], "--n-probs must be 1 or more"),
 ])
 def test_readout_refuses_bad_options_in_one_line_before_asking_the_server(run_script, args, said):
-    result = run_script("03-where-confidence-comes-from/readout.py", *args, env={"LLAMA_URL": "http://127.0.0.1:9"})
+    result = run_script("03-where-confidence-comes-from/beyond/readout.py", *args, env={"LLAMA_URL": "http://127.0.0.1:9"})
     # nothing printed, and argparse's last line names the option (nothing listens on port 9: no server error)
     assert (result.returncode, result.stdout, said in result.stderr.splitlines()[-1]) == (2, "", True)

@@ -1,4 +1,4 @@
-"""Post 01's baselines on a dataset with out-of-scope messages: every row also in scope and out of scope.
+"""Post 01's baselines (beyond the series) on a dataset with out-of-scope messages: every row also in scope and out of scope.
 
     python3 07-separation/beyond/scope_baseline.py --method neighbours   # CLINC150, nearest neighbours
     python3 07-separation/beyond/scope_baseline.py                       # and the logistic regression
@@ -29,6 +29,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 import series  # puts the post folders on sys.path
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # and this beyond folder, for its own modules
+sys.path.insert(0, str(series.ROOT / "01-why-typed-decisions" / "beyond"))  # and post 01's, for its baselines
 from baseline import (HEADER, LINEAR_HEADER, LINEAR_TITLE, METHODS, accuracy, beat_line, cross_fit_note,
                       ranked_splits, regime_fit, row)
 from neighbours import recall_at

@@ -7,7 +7,7 @@
 The series' method (renormalized probabilities, calibration on the calib
 split, thresholds for act / ask / hand over) is for any probabilistic
 classifier, not only for a language model. This script writes the class
-probabilities of 01-why-typed-decisions/linear.py in the format run.py
+probabilities of 01-why-typed-decisions/beyond/linear.py in the format run.py
 writes, one file per split and regime of labelled messages:
 
     linear5    the prompt's examples (5 per intent)
@@ -40,6 +40,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 import series  # puts the post folders on sys.path
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # and this beyond folder, for its own modules
+sys.path.insert(0, str(series.ROOT / "01-why-typed-decisions" / "beyond"))  # and post 01's, for its baselines
 from combined import step_distributions
 from labels import split_code
 from linear import C, EPOCHS, FOLDS, SEED, VERSION, fits_probabilities, regime_fits, regime_messages

@@ -74,6 +74,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 import series  # puts the post folders on sys.path
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # and this beyond folder, for its own modules
+sys.path.insert(0, str(series.ROOT / "01-why-typed-decisions" / "beyond"))  # and post 01's, for its baselines
 from labels import split_code
 from oos_cost import paired_cost
 from prompt import load_prompt

@@ -42,6 +42,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 import series  # puts the post folders on sys.path
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # and this beyond folder, for its own modules
+sys.path.insert(0, str(series.ROOT / "01-why-typed-decisions" / "beyond"))  # and post 01's, for its baselines
 from certified_routes import RULES, fit_rule
 from combined import combined_decisions, combined_variant, labelled_messages, shortlist_variant
 from ece import ece, outcomes

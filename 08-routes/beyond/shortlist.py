@@ -36,6 +36,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 import series  # puts the post folders on sys.path
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # and this beyond folder, for its own modules
+sys.path.insert(0, str(series.ROOT / "01-why-typed-decisions" / "beyond"))  # and post 01's, for its baselines
 from batch import RunStopped, pick_messages, run_messages
 from combined import shortlist_variant, source_messages
 from llama_http import exit_on_server_errors

@@ -1,7 +1,7 @@
-"""Are 30 candidates enough? Which allowed letters the answers of a results file missed, and what 100 changes.
+"""Are 30 candidates enough (beyond the series)? Which allowed letters the answers of a results file missed, and what 100 changes.
 
-    python3 03-where-confidence-comes-from/candidates.py              # the test answers (yours, else the reference)
-    python3 03-where-confidence-comes-from/candidates.py --split calib --limit 5
+    python3 03-where-confidence-comes-from/beyond/candidates.py              # the test answers (yours, else the reference)
+    python3 03-where-confidence-comes-from/beyond/candidates.py --split calib --limit 5
 
 Renormalizing counts an allowed letter that is not among the top_logprobs
 candidates as 0. This counts, over the answers of a results file, how often
@@ -20,8 +20,9 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 import series  # puts the post folders on sys.path
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # and this beyond folder, for its own modules
 from confidence import TypedAnswer, typed_answer
 from decision import ask_code
 from llama_http import Client, exit_on_server_errors

@@ -1,8 +1,8 @@
-"""Benchmark: how long a server takes to start, where a typed request's time goes, how long a whole split takes.
+"""Benchmark (beyond the series): how long a server takes to start, where a typed request's time goes, how long a whole split takes.
 
-    python3 02-forcing-a-valid-answer/benchmark.py                     # the running server: 50 calibration messages
-    python3 02-forcing-a-valid-answer/benchmark.py --requests 100 --top-logprobs 30
-    python3 02-forcing-a-valid-answer/benchmark.py --own-server --model qwen2.5-coder-0.5b --parallel 2
+    python3 02-forcing-a-valid-answer/beyond/benchmark.py                     # the running server: 50 calibration messages
+    python3 02-forcing-a-valid-answer/beyond/benchmark.py --requests 100 --top-logprobs 30
+    python3 02-forcing-a-valid-answer/beyond/benchmark.py --own-server --model qwen2.5-coder-0.5b --parallel 2
 
 1. Start (with --own-server only): the script starts its own llama-server
    with 00-setup's start_server on a free port, with an empty temporary slot
@@ -37,8 +37,9 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 import series  # puts the post folders on sys.path
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # and this beyond folder, for its own modules
 from decision import ask_code
 from labels import spread
 from llama_http import Client, exit_on_server_errors

@@ -1,7 +1,7 @@
-"""The one-pass letter readout: the code read from the letters' probabilities, nothing generated under a grammar.
+"""The one-pass letter readout (beyond the series): the code read from the letters' probabilities, nothing generated under a grammar.
 
-    python3 03-where-confidence-comes-from/readout.py              # the first 200 calibration messages
-    python3 03-where-confidence-comes-from/readout.py --limit 20
+    python3 03-where-confidence-comes-from/beyond/readout.py              # the first 200 calibration messages
+    python3 03-where-confidence-comes-from/beyond/readout.py --limit 20
 
 run.py lets the server write the code under the grammar and reads the
 confidence from top_logprobs. The readout writes nothing: it renders the
@@ -35,8 +35,9 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 import series  # puts the post folders on sys.path
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # and this beyond folder, for its own modules
 from banking77 import load_split
 from batch import check_resumable, run_messages
 from confidence import Step, renormalize

@@ -1,7 +1,7 @@
 """Asking for JSON instead of a code: five ways, measured on the same messages, next to the GBNF code (beyond the series).
 
-    python3 03-where-confidence-comes-from/json_output.py              # the first 30 calibration messages
-    python3 03-where-confidence-comes-from/json_output.py --limit 10
+    python3 03-where-confidence-comes-from/beyond/json_output.py              # the first 30 calibration messages
+    python3 03-where-confidence-comes-from/beyond/json_output.py --limit 10
 
 The usual first attempt at a typed answer is "reply with JSON: a label and a
 confidence". This script asks for exactly that, with the same list of intents
@@ -43,15 +43,16 @@ from collections import Counter
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 import series  # puts the post folders on sys.path
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # and this beyond folder, for its own modules
 from banking77 import load_labels, load_split
 from compare import percent
 from typed_lines import read_answer
 from decision import ask_code
 from labels import Message
 from llama_http import Client, exit_on_server_errors
-from prompt import Prompt, build_prompt
+from prompt import CLOSING, Prompt, build_prompt
 from typed_request import TOP_LOGPROBS, probe, typed_messages
 
 DEFAULT_LIMIT = 30
@@ -126,7 +127,9 @@ def json_prompt(labels, firm: bool = False) -> Prompt:
     long list once for both.
     """
     closing = f"{NICE_CLOSING} {FIRM_LINE}" if firm else NICE_CLOSING
-    return build_prompt(labels, instructions=JSON_INSTRUCTIONS, closing=closing)
+    code_list = build_prompt(labels, instructions=JSON_INSTRUCTIONS)
+    # post 02's prompt ends with its CLOSING line: that line is swapped, the list before it is kept as built
+    return replace(code_list, system=code_list.system.removesuffix(CLOSING) + closing)
 
 
 def intent_schema(names: list[str]) -> dict:

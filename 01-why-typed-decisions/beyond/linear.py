@@ -1,4 +1,4 @@
-"""A strong cheap baseline: multinomial logistic regression on word and character n-gram TF-IDF.
+"""A strong cheap baseline (beyond the series): multinomial logistic regression on word and character n-gram TF-IDF.
 
     classifier = fit_classifier(messages)           # labels.Message list: text and intent
     classifier.probabilities("where is my card?")   # intent -> P, summing to 1
@@ -40,11 +40,15 @@ import json
 import math
 import os
 import random
+import sys
 from array import array
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Protocol
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+import series  # puts the post folders on sys.path
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # and this beyond folder, for its own modules
 from neighbours import features as word_features
 
 C = 10.0            # inverse regularization strength, as scikit-learn's C

@@ -1,7 +1,7 @@
-"""The baselines to beat, with no model at all: TF-IDF nearest neighbours and logistic regression.
+"""The baselines to beat, with no model at all (beyond the series): TF-IDF nearest neighbours and logistic regression.
 
-    python3 01-why-typed-decisions/baseline.py                     # BANKING77, both
-    python3 01-why-typed-decisions/baseline.py --method neighbours --all-train
+    python3 01-why-typed-decisions/beyond/baseline.py                     # BANKING77, both
+    python3 01-why-typed-decisions/beyond/baseline.py --method neighbours --all-train
 
 Before asking a language model for a typed decision, see what the cheapest
 classifier gets: every training message is a TF-IDF vector of its words and
@@ -31,8 +31,9 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 import series  # puts the post folders on sys.path
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # and this beyond folder, for its own modules
 from labels import Message
 from script_exit import exit_on_bad_input
 from neighbours import K, Retriever, gold_positions, recall_at
