@@ -39,7 +39,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-import series  # noqa: F401  (puts the post folders on sys.path)
+import series  # puts the post folders on sys.path
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # and this beyond folder, for its own modules
 import saved_answers
 from registry import DATASETS, SPLITS
 from saved_answers import Loaded, later_reference_folders
