@@ -306,7 +306,7 @@ def read_source(commit: str) -> Source:
 
 
 def is_readme(path: str) -> bool:
-    """A .md file anywhere in the tree (a README.md, a post's BEYOND.md or beyond/README.md...): its blocks of later
+    """A .md file anywhere in the tree (a README.md, a post's beyond/README.md...): its blocks of later
     posts are filtered."""
     return PurePosixPath(path).suffix == ".md"
 

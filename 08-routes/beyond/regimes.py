@@ -26,7 +26,7 @@ columns, on the test split:
   out-of-scope messages (07's out_of_scope.py, detector P(K-A));
 - act at 98.5%: coverage and precision of the act route of post 08, point
   rule (isotonic, fitted on calib) and certified rule (exact lower bound at
-  95%, BEYOND.md), with the default ask target.
+  95%, README.md), with the default ask target.
 
 On BANKING77 a last row quotes the GB10 reference of the series' posts (the
 27B model in the series' regime; labelled as quoted, not measured
