@@ -16,7 +16,9 @@ Then `git checkout post-03` gives a reader of post 03 exactly this:
   whose beyond/ folder has it: the work beyond a post is in its tag) and
   the post folders its text names ("04-is-the-confidence-honest/ece.py"), and
   the datasets of later posts its text names; conftest.py and
-  test files with none of these go in every tag. Test files that
+  test files with none of these go in every tag. A helper module of tests/
+  (readme_commands.py...) comes with the first tag whose tests or
+  conftest.py import it, directly or through another helper. Test files that
   import this script test it against main's marker lines, which no tag
   carries, so they stay on main;
 - every .md file and pyproject.toml with the blocks of later posts removed:
@@ -269,7 +271,7 @@ class Source:
     commit: str
     date: str
     entries: tuple[Entry, ...]
-    texts: dict  # path -> text of every README.md, pyproject.toml, the label files and the tests/test_*.py files
+    texts: dict  # path -> text of every README.md, pyproject.toml, the label files and the tests/*.py files
 
     @property
     def post_folders(self) -> list[str]:
@@ -295,7 +297,7 @@ def read_source(commit: str) -> Source:
         mode, _kind, blob = info.split()
         entries.append(Entry(mode, blob, path))
     wanted = [e for e in entries if e.path == "pyproject.toml" or is_readme(e.path) or is_test_file(e.path)
-              or is_label_file(e.path)]
+              or is_test_helper(e.path) or e.path == CONFTEST or is_label_file(e.path)]
     blobs = read_blobs(sorted({e.blob for e in wanted}))
     texts = {e.path: blobs[e.blob].decode() for e in wanted}
     date = git("show", "-s", "--format=%cd", "--date=raw", commit)
@@ -322,6 +324,16 @@ def is_test_file(path: str) -> bool:
     return parts[0] == "tests" and parts[-1].startswith("test_") and parts[-1].endswith(".py")
 
 
+CONFTEST = "tests/conftest.py"
+
+
+def is_test_helper(path: str) -> bool:
+    """A module right in tests/ that is neither a test file nor conftest.py (readme_commands.py, fake_server.py...)."""
+    parts = PurePosixPath(path).parts
+    return (len(parts) == 2 and parts[0] == "tests" and parts[1].endswith(".py") and not is_test_file(path)
+            and path != CONFTEST)
+
+
 # -- one tag --------------------------------------------------------------------------------------
 
 def posts_of_test_files(source: Source) -> dict[str, int | None]:
@@ -334,17 +346,48 @@ def posts_of_test_files(source: Source) -> dict[str, int | None]:
     return posts
 
 
+def posts_of_test_helpers(source: Source, tests: dict[str, int | None]) -> dict[str, int | None]:
+    """tests/<helper>.py path -> the first post whose tag needs it (None: every tag).
+
+    A helper is needed from the lowest post among the test files that import
+    it (tests: their posts, None for every tag; conftest.py is in every tag) and the helpers that import
+    it, so that a tag's tests find every helper they load; a helper that no
+    test file of a tag needs (tests/module_loads.py before post 03) is left
+    out of that tag. A helper nothing imports is a tool of its own: every tag.
+    """
+    helpers = {PurePosixPath(e.path).stem: e.path for e in source.entries if is_test_helper(e.path)}
+    needed: dict[str, set[int | None]] = {path: set() for path in helpers.values()}
+    users = {**tests, CONFTEST: None} if CONFTEST in source.texts else tests  # conftest.py is in every tag
+    for path, post in users.items():
+        text = source.texts[path]
+        named = {name for name, helper in helpers.items() if PurePosixPath(helper).name in text}  # run by path
+        for name in (imported_modules(text, path) & helpers.keys()) | named:
+            needed[helpers[name]].add(post)
+    imports = {path: imported_modules(source.texts[path], path) & helpers.keys() for path in helpers.values()}
+    changed = True
+    while changed:  # a helper that another helper imports is needed wherever that one is
+        changed = False
+        for path, names in imports.items():
+            for name in names:
+                before = len(needed[helpers[name]])
+                needed[helpers[name]] |= needed[path]
+                changed = changed or len(needed[helpers[name]]) != before
+    return {path: None if not posts or None in posts else min(posts) for path, posts in needed.items()}
+
+
 def tag_entries(source: Source, tag: int, tests: dict[str, int | None]) -> list[Entry]:
     """The files of post-`tag`, README.md and pyproject.toml filtered (their new blobs written)."""
     pyproject = source.texts.get("pyproject.toml", "")
     whole_pyproject = pyproject_for(pyproject, tag) == pyproject_for(pyproject, source.posts[-1])
     datasets = source.later_datasets
+    helpers = posts_of_test_helpers(source, tests)
     entries = []
     for entry in source.entries:
         top = entry.path.split("/")[0]
         post = post_of_dataset_file(entry.path, datasets) if top == DATASETS else folder_post(top)
         if ((post is not None and post > tag) or (top == "results" and tag < RESULTS_FROM)
                 or (is_test_file(entry.path) and (entry.path not in tests or (tests[entry.path] or 0) > tag))
+                or (helpers.get(entry.path) or 0) > tag
                 or (entry.path == "uv.lock" and not whole_pyproject)):
             continue
         if entry.path == "pyproject.toml" or is_readme(entry.path):

@@ -3,7 +3,7 @@
     python3 tests/readme_commands.py            # run the offline commands, show what differs
     python3 tests/readme_commands.py --list     # every command with its kind, and the counts
     python3 tests/readme_commands.py --update   # rewrite the shown output of the offline console blocks
-    python3 tests/readme_commands.py 08-routes/README.md   # only the commands of one file
+    python3 tests/readme_commands.py 00-setup/README.md   # only the commands of one file
 
 The plot scripts need matplotlib: without it, the command line reruns itself
 with .venv/bin/python (made by `python3 run_tests.py`) when there is one.

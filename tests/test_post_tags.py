@@ -127,6 +127,27 @@ def test_a_test_file_belongs_to_the_highest_post_it_imports_or_names(source, pos
     assert post_of_test_file(source, FOLDERS, POST_FOLDERS) == post
 
 
+def test_a_test_helper_comes_with_the_first_tag_whose_tests_need_it():
+    texts = {
+        "tests/conftest.py": "from sandbox import FakePath\n",
+        "tests/test_early.py": "from shared import x\n",
+        "tests/test_late.py": "from late_tool import y\nfrom shared import z\n",
+        "tests/test_by_path.py": "run('tests/runner.py')\n",
+        "tests/shared.py": "", "tests/sandbox.py": "", "tests/runner.py": "", "tests/lone.py": "",
+        "tests/late_tool.py": "from deep import w\n", "tests/deep.py": "",
+    }
+    source = post_tags.Source("c" * 40, "0 +0000", tuple(post_tags.Entry("100644", "b", path) for path in texts), texts)
+    tests = {"tests/test_early.py": 3, "tests/test_late.py": 7, "tests/test_by_path.py": 5}
+    assert post_tags.posts_of_test_helpers(source, tests) == {
+        "tests/shared.py": 3,        # the lowest post among its users
+        "tests/sandbox.py": None,    # conftest.py is in every tag
+        "tests/late_tool.py": 7,
+        "tests/deep.py": 7,          # through the helper that imports it
+        "tests/runner.py": 5,        # run by its path
+        "tests/lone.py": None,       # nothing needs it: a tool of its own, every tag
+    }
+
+
 def is_script(source: str) -> bool:
     """A script a reader runs: it defines main() and runs it under `if __name__ == "__main__":`.
 
