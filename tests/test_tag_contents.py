@@ -362,7 +362,7 @@ def tagged(tmp_path_factory) -> Tagged:
 
 # -- every tag -------------------------------------------------------------------------------------------
 
-def test_no_script_of_a_tag_shows_a_later_option_in_its_help(tagged):
+def test_no_script_of_a_tag_shows_a_later_post_in_its_help(tagged):
     found, shown_options = [], set()
     for tag, post in zip(TAGS, POSTS):
         checkout = tagged.checkout(tag)
@@ -373,11 +373,12 @@ def test_no_script_of_a_tag_shows_a_later_option_in_its_help(tagged):
                                    timeout=120)
             if shown.returncode != 0 or "usage:" not in shown.stdout:  # a help it cannot show hides no option
                 found += findings(tag, path, [f"--help fails (exit {shown.returncode})"])
-            found += findings(tag, path, later_options(shown.stdout, path, post))
+            found += findings(tag, path, later_options(shown.stdout, path, post)
+                              + later_words(shown.stdout, path, post, ("scripts", "variants", "terms")))
             shown_options |= set(OPTION.findall(shown.stdout))
     # the helps were read: they show options of the vocabulary (05's --calib, 07's --delta, the beyond --rule)
     assert {"--calib", "--delta", "--rule"} <= shown_options
-    assert found == [], "options of a later post in --help:\n" + "\n".join(found)
+    assert found == [], "options, scripts or terms of a later post in --help:\n" + "\n".join(found)
 
 
 def test_no_readme_of_a_tag_names_a_later_post(tagged):
@@ -396,7 +397,7 @@ def test_no_test_file_of_a_tag_names_a_later_variant_or_script(tagged):
     for tag, post in zip(TAGS, POSTS):
         checkout = tagged.checkout(tag)
         for path in files(tagged.repo, tag, "tests"):
-            if post_tags.is_test_file(path):
+            if post_tags.is_test_file(path) or path == post_tags.CONFTEST:  # the helpers are tools of every post
                 found += findings(tag, path, later_words((checkout / path).read_text(), path, post,
                                                           ("variants", "scripts")))
     assert found == [], "later variants or scripts named in a tag's tests:\n" + "\n".join(found)

@@ -32,9 +32,8 @@ recent prompts in RAM, so a rerun on the same server is cheaper), then
 about 1.5 s per message. One results file per order,
 07-separation/results/letter-order-banking77-calib-order<k>.jsonl, in
 run.py's format; Ctrl-C keeps the finished lines and the same command
-resumes. It is the one script of posts 04-07 that needs the server (the
-others read saved answers); in post 08, route.py, adversarial.py and
-shortlist.py need it too.
+resumes. It is the one script of posts 04-07 and their beyond folders
+that needs the server; the others read saved answers.
 """
 from __future__ import annotations
 
