@@ -149,3 +149,16 @@ def test_plot_script_saves_a_png(tmp_path):
                              "--png", str(png), "--no-show"], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.parametrize("names, says_other_datasets", [(["banking77"], False), (["banking77", "alpha"], True)])
+def test_png_help_names_other_datasets_only_when_there_are_some(monkeypatch, names, says_other_datasets):
+    import argparse
+
+    import plot
+    monkeypatch.setattr(plot, "DATASETS", dict.fromkeys(names))
+    parser = argparse.ArgumentParser()
+    plot.add_plot_arguments(parser, "reliability")
+    png_help = next(action.help for action in parser._actions if "--png" in action.option_strings)
+    assert png_help.startswith("where to save the figure (default: results/reliability-<split>.png")
+    assert ("<dataset>" in png_help) == says_other_datasets
