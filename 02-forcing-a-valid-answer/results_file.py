@@ -40,8 +40,8 @@ def is_final(record: dict) -> bool:
 def final_and_failed(records: list[dict]) -> tuple[list[dict], list[dict]]:
     """(the records with a final outcome, the others), each in file order.
 
-    Every figure (accuracy, ECE, fits, thresholds) is taken over the first
-    list; the second is reported as its own count.
+    Every figure a script computes from a results file is taken over the
+    first list; the second is reported as its own count.
     """
     return [r for r in records if is_final(r)], [r for r in records if not is_final(r)]
 

@@ -3,7 +3,7 @@
     line = ResultsLine.from_json(json.loads(text), "results/x.jsonl line 12")
     line.confidence, line.code, line.group_letter, line.to_json()
 
-Posts 04-08 trust these lines, so the loader (saved_answers.py) checks each
+The later posts trust these lines, so the loader (saved_answers.py) checks each
 one here before any figure is computed: a line with a missing or wrong field
 stops the script with one sentence naming the file, the line and the field,
 instead of an AttributeError (or a wrong number) somewhere later. The fields
@@ -186,7 +186,7 @@ OPTIONAL = tuple(name for name, (_, optional, _) in FIELDS.items() if optional)
 
 @dataclass(frozen=True)
 class ResultsLine:
-    """One message's line of a results file, as every reader of one (post 03's scripts and posts 04-08) has it.
+    """One message's line of a results file, as every reader of one (post 03's scripts and the later posts') has it.
 
     The fields are run.py's (README.md of post 03 lists them): probabilities
     in [0, 1], wall_ms in milliseconds, distributions letter -> probability.
@@ -198,8 +198,8 @@ class ResultsLine:
     unread, and to_json writes them back. Derived once, not stored:
     group_letter and intent_letter of the code (None without one), and
     gold_group_letter, gold_intent_letter of gold_code. gold_intent and
-    gold_code are None only for a live message that has no right answer
-    (08's route.py); every line of a file has them (from_json checks).
+    gold_code are None only for a line made directly for a message that has
+    no right answer; every line of a file has them (from_json checks).
     written: the optional fields the line had in its file, null ones
     included, so that to_json writes it back as it was read.
 
@@ -310,7 +310,7 @@ def _step(step: str) -> str:
 def answers_and_errors(lines: list[ResultsLine]) -> tuple[list[ResultsLine], list[ResultsLine]]:
     """(the answers: status ok, invalid or too_long; the failed requests: status error), each in file order.
 
-    Every figure (accuracy, ECE, fits, thresholds) is taken over the answers;
+    Every figure a script computes (accuracy, confidence...) is taken over the answers;
     the failed requests are reported as their own count.
     """
     return [r for r in lines if r.is_answer], [r for r in lines if not r.is_answer]

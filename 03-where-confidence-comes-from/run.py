@@ -7,7 +7,7 @@
 Writes 03-where-confidence-comes-from/results/<dataset>-<split>.jsonl: one
 JSON object per message (fields in README.md). Ctrl-C keeps the finished
 lines; the same command resumes. At the end it prints the summary block of
-the post. Posts 04-08 read these files without a server: your own complete
+the post. The later posts read these files without a server: your own complete
 run when there is one, else the committed reference run in results/reference/
 (each script says which it read); after a --limit run into your own file the
 last line says so.
@@ -53,7 +53,7 @@ def main() -> int:
     print_summary(parse_lines(records, str(out)), f"{args.dataset} {args.split}")
     if not args.out and default_results(args.dataset, args.split)[0] != out:
         # the later posts' own rule (default_results): they read the reader's run only once it holds the whole split
-        print(f"\nposts 04-08 read your own run once it holds the whole split: {own_run_state(args.dataset, args.split)}")
+        print(f"\nthe later posts read your own run once it holds the whole split: {own_run_state(args.dataset, args.split)}")
     return 0
 
 

@@ -154,13 +154,19 @@ def outcomes(records: list[ResultsLine]) -> tuple[list[float], list[bool]]:
     return [r.confidence for r in records], [r.correct for r in records]
 
 
+def signed(value: float) -> str:
+    """value to 3 decimals with its sign ("+0.021", "-0.013"); one that rounds to zero is "0.000", never "-0.000"."""
+    text = f"{value:+.3f}"
+    return "0.000" if float(text) == 0 else text
+
+
 def print_bins(bins: list[Bin]) -> None:
     """The reliability table: non-empty bins only (range, answers, mean confidence, accuracy, gap, share of ECE)."""
     print(f"{'bin':>11}  {'answers':>7}  {'confidence':>10}  {'accuracy':>8}  {'gap':>6}  {'adds to ECE':>11}")
     for b in bins:
         if b.count:
             print(f"{b.low:.3f}-{b.high:.3f}  {b.count:7d}  {b.mean_confidence:10.3f}  {b.accuracy:8.3f}  "
-                  f"{b.gap:+6.3f}  {b.contribution:11.4f}")
+                  f"{signed(b.gap):>6}  {b.contribution:11.4f}")
 
 
 def main() -> int:

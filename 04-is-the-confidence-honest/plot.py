@@ -21,6 +21,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # puts the post folders on sys.path
 from ece import N_BINS, Bin, ece, outcomes, reliability_bins
+from registry import DATASETS
 from results_file import results_folder
 from saved_answers import add_results_arguments, describe, read_split
 
@@ -50,9 +51,10 @@ def pyplot(show: bool):
 
 def add_plot_arguments(parser: argparse.ArgumentParser, figure: str) -> None:
     """--png and --no-show, shared by every script that draws a figure (named `figure`, e.g. "coverage")."""
+    # the dataset's name goes into the file name only for a dataset other than BANKING77 (png_path)
+    others = f", {figure}-<dataset>-<split>.png for a dataset other than banking77" if len(DATASETS) > 1 else ""
     parser.add_argument("--png", type=Path, help=f"where to save the figure (default: results/{figure}-<split>.png "
-                                                 f"in this post's folder, {figure}-<dataset>-<split>.png for another "
-                                                 "dataset)")
+                                                 f"in this post's folder{others})")
     parser.add_argument("--no-show", action="store_true", help="only save the PNG, even when a display is available")
 
 

@@ -11,8 +11,8 @@ reads one split: --calib names the file to fit on (default: your own
 complete calib run, else the reference one), and two refusals guard the
 pair: a report that shares messages with the calibration file (in-sample)
 and answers of two models or builds (unless --other-model asks for it).
-Every later script that fits on calib (isotonic regression, separation,
-routes) reads its files through this module.
+Every later script that fits something on calib reads its files through
+this module.
 """
 from __future__ import annotations
 

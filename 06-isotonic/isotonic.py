@@ -119,8 +119,7 @@ def confidence_variants(calib: list[ResultsLine], records: list[ResultsLine],
     per record. isotonic: the fit of fit_isotonic on calib's raw confidences,
     when the caller already has it. Post 05's temperature scaling is imported
     here, where the comparison needs it: the fit itself does not use it, so a
-    module that imports isotonic.py only for the fit (08's routes.py) does not
-    load it.
+    module that imports isotonic.py only for the fit does not load it.
     """
     from temperature import fit_temperatures, scaled_confidences
 

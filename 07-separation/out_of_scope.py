@@ -15,7 +15,7 @@ K-A ("oos"), so there are two ways to catch such a message:
     post 06's isotonic regression, both fitted on the calibration split).
 
 and (a) or (b): an answer of K-A is flagged first, then the rest by low
-confidence, which is what post 08's hand-over route does.
+confidence, as a rule that hands a message over would do.
 
 For each score the script prints AUROC (out-of-scope messages are the
 positives) and the false-positive rate at 95% recall: the share of in-scope

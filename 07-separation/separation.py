@@ -49,7 +49,7 @@ class SweepPoint:
     The one threshold type of the series: a point of post 07's
     accuracy-coverage curve (score = confidence, hit = right answer), of its
     ROC curve for out-of-scope detection (score = out-of-scope score, hit =
-    out-of-scope message), and a candidate threshold of post 08's routes.
+    out-of-scope message), and of any rule that acts above a threshold.
 
     threshold: a score that occurs in the data, in [0, 1]. kept: items at or
     above it. hits: hits among them. total, total_hits: all items and all hits.

@@ -7,7 +7,8 @@
 A dataset is a loader module in this folder and its label file beside it
 (banking77.py and banking77.json): every such pair is one, so adding a
 dataset takes those two files and nothing here. A script that takes
---dataset adds it with add_dataset_argument, which lists DATASETS. Nothing
+--dataset adds it with add_dataset_argument, which lists DATASETS (and
+hides the option from --help while there is only one). Nothing
 is imported until it is needed: a script that only reads results files
 learns a split's size from the label file's header ("splits") without
 loading the data or the loader.
@@ -172,5 +173,10 @@ def dataset_named(name: str) -> Dataset:
 
 def add_dataset_argument(parser: argparse.ArgumentParser, dataset: str = "banking77") -> None:
     """--dataset: one of DATASETS, default `dataset` (BANKING77 unless a script is about another); every script
-    that takes the option adds it here, so the choices and the help read the same everywhere."""
-    parser.add_argument("--dataset", choices=sorted(DATASETS), default=dataset, help=f"which dataset (default: {dataset})")
+    that takes the option adds it here, so the choices and the help read the same everywhere.
+
+    With a single dataset registered (the tags before a second one comes in) the option is still
+    accepted but left out of --help: a choice of one is nothing a reader has to decide.
+    """
+    shown = f"which dataset (default: {dataset})" if len(DATASETS) > 1 else argparse.SUPPRESS
+    parser.add_argument("--dataset", choices=sorted(DATASETS), default=dataset, help=shown)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from ece import bin_index, brier_score, check_inputs, ece, nll, outcomes, reliability_bins
+from ece import bin_index, brier_score, check_inputs, ece, nll, outcomes, reliability_bins, signed
 from saved_answers import load_results
 from sklearn.calibration import calibration_curve
 from sklearn.metrics import brier_score_loss, log_loss
@@ -149,3 +149,21 @@ def test_plot_script_saves_a_png(tmp_path):
                              "--png", str(png), "--no-show"], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.parametrize("names, says_other_datasets", [(["banking77"], False), (["banking77", "alpha"], True)])
+def test_png_help_names_other_datasets_only_when_there_are_some(monkeypatch, names, says_other_datasets):
+    import argparse
+
+    import plot
+    monkeypatch.setattr(plot, "DATASETS", dict.fromkeys(names))
+    parser = argparse.ArgumentParser()
+    plot.add_plot_arguments(parser, "reliability")
+    png_help = next(action.help for action in parser._actions if "--png" in action.option_strings)
+    assert png_help.startswith("where to save the figure (default: results/reliability-<split>.png")
+    assert ("<dataset>" in png_help) == says_other_datasets
+
+
+def test_a_gap_that_rounds_to_zero_is_printed_without_a_sign():
+    assert [signed(v) for v in (-0.0004, 0.0, 0.0004, -0.0132, 0.0214)] == ["0.000", "0.000", "0.000", "-0.013",
+                                                                              "+0.021"]

@@ -1,4 +1,5 @@
 """datasets/registry.py: a dataset is a loader module and its label file; what it says about one."""
+import argparse
 import json
 
 import pytest
@@ -50,3 +51,25 @@ def test_the_saved_prompt_names_itself_by_the_sha256_of_its_system_prompt():
     saved = DATASETS["banking77"].saved_prompt()
     assert saved.sha256 == hashlib.sha256(saved.system.encode("utf-8")).hexdigest()
     assert saved.grammar.startswith("root ::= ") and saved.grammar.endswith("\n")
+
+
+def dataset_option(parser):
+    """The --dataset action of a parser."""
+    return next(action for action in parser._actions if "--dataset" in action.option_strings)
+
+
+def test_the_dataset_option_is_left_out_of_help_while_there_is_one_dataset(monkeypatch):
+    monkeypatch.setattr(registry, "DATASETS", {"banking77": Dataset("banking77")})
+    parser = argparse.ArgumentParser()
+    registry.add_dataset_argument(parser)
+    assert dataset_option(parser).help == argparse.SUPPRESS
+    assert parser.parse_args(["--dataset", "banking77"]).dataset == "banking77"   # hidden, still accepted
+
+
+def test_the_dataset_option_is_in_help_once_there_are_two(monkeypatch):
+    monkeypatch.setattr(registry, "DATASETS", {"banking77": Dataset("banking77"), "alpha": Dataset("alpha")})
+    parser = argparse.ArgumentParser()
+    registry.add_dataset_argument(parser, "alpha")
+    option = dataset_option(parser)
+    assert (option.help, option.choices, option.default) == ("which dataset (default: alpha)", ["alpha", "banking77"],
+                                                             "alpha")

@@ -213,6 +213,6 @@ def test_a_limited_run_into_the_readers_own_file_says_the_later_posts_wait_for_t
     assert result.returncode == 0, result.stderr
     own = "03-where-confidence-comes-from/results/banking77-calib.jsonl"
     assert len((copy / own).read_text().splitlines()) == 2
-    assert result.stdout.rstrip().endswith(f"posts 04-08 read your own run once it holds the whole split: yours at {own} "
+    assert result.stdout.rstrip().endswith(f"the later posts read your own run once it holds the whole split: yours at {own} "
                                            "has 2 of 770 messages (finish it with: python3 "
                                            "03-where-confidence-comes-from/run.py --split calib)")
