@@ -51,7 +51,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # puts the post folders on sys.path
 from llama_http import (API_KEY_ENV, Client, ConnectionLost, Reply, ServerError, ServerLoading, ServerTimeout,
                         ServerUnreachable, exit_on_server_errors, server_command, server_url)
-from registry import DATASETS, dataset_named
+from registry import DATASETS, add_dataset_argument, dataset_named
 from slot_cache import (NotSaved, SlotFile, Unusable, check_saved, prune, restore, save, server_key, sha256_of,
                         slots_folder)
 from typed_request import PromptText, probe
@@ -934,8 +934,7 @@ def main(argv: list[str] | None = None) -> int:
     start.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1, this machine only)")
     start.add_argument("--timeout", type=float, default=300.0, help="seconds to wait for the model to load (default: 300)")
     start.add_argument("--parallel", type=int, default=PARALLEL, help=f"server slots (default: {PARALLEL})")
-    start.add_argument("--dataset", choices=DATASETS, default=DEFAULT_DATASET,
-                       help=f"whose system prompt the warm-up puts into the slots (default: {DEFAULT_DATASET})")
+    add_dataset_argument(start, DEFAULT_DATASET, "whose system prompt the warm-up puts into the slots")
     start.add_argument("--no-warm-up", action="store_true", help="skip processing the system prompt once at start")
     warm_command = commands.add_parser("warm", help="put a dataset's system prompt into every slot of the running server "
                                                     "(restored in milliseconds when saved)")

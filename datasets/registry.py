@@ -171,12 +171,13 @@ def dataset_named(name: str) -> Dataset:
     return DATASETS[name]
 
 
-def add_dataset_argument(parser: argparse.ArgumentParser, dataset: str = "banking77") -> None:
+def add_dataset_argument(parser: argparse.ArgumentParser, dataset: str = "banking77", what: str = "which dataset") -> None:
     """--dataset: one of DATASETS, default `dataset` (BANKING77 unless a script is about another); every script
-    that takes the option adds it here, so the choices and the help read the same everywhere.
+    that takes the option adds it here, so the choices and the help read the same everywhere (`what`: the
+    help's words before the default).
 
     With a single dataset registered (the tags before a second one comes in) the option is still
     accepted but left out of --help: a choice of one is nothing a reader has to decide.
     """
-    shown = f"which dataset (default: {dataset})" if len(DATASETS) > 1 else argparse.SUPPRESS
+    shown = f"{what} (default: {dataset})" if len(DATASETS) > 1 else argparse.SUPPRESS
     parser.add_argument("--dataset", choices=sorted(DATASETS), default=dataset, help=shown)
