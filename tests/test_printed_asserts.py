@@ -1,5 +1,6 @@
 """tests/printed_asserts.py tells an assert on printed text from an assert on a returned value."""
-from printed_asserts import asserts_of, count
+import pytest
+from printed_asserts import TESTS, asserts_of, count
 
 SAMPLE = '''
 def test_values(capsys):
@@ -32,7 +33,10 @@ def test_each_assert_is_marked_printed_or_not_in_line_order(tmp_path):
 
 
 def test_at_most_one_assert_in_twenty_reads_printed_text():
-    # Printed output is pinned in one place, the README block check; the other tests assert on values.
+    # Printed output is pinned in one place, the README block check; the other tests assert on values. The share
+    # is the whole suite's: a tag before post 08 holds the setup's tests and few others.
+    if not (TESTS.parent / "08-routes").is_dir():
+        pytest.skip("the share is measured on the whole suite, from post 08 on")
     found = count()
     printed = [f"{a.file}:{a.line}" for a in found if a.printed]
     assert len(found) > 1000 and len(printed) <= 0.05 * len(found), printed
