@@ -8,8 +8,8 @@ The model may only answer with a code the grammar allows (post 02 builds the
 prompt and the grammar; the setup keeps a copy in datasets/), and the
 confidence is P(group) x P(intent | group) from the token probabilities
 (post 03). This is where the series is going: the few lines marked PREVIEW
-below do what posts 02 and 03 take apart and harden, and a test holds them
-to post 03's confidence.py on real replies.
+below do what posts 02 and 03 take apart and harden, and a test of post 03
+holds them to that post's own confidence code on real replies.
 """
 from __future__ import annotations
 

@@ -1,15 +1,14 @@
 """Two results files, message by message: the same code? right in both? how far did the confidence move?
 
     python3 02-forcing-a-valid-answer/compare.py       # post 02: the 200-message run with the grammar vs without
-    python3 02-forcing-a-valid-answer/compare.py first.jsonl second.jsonl   # e.g. two runs of post 03's run.py
+    python3 02-forcing-a-valid-answer/compare.py first.jsonl second.jsonl   # any two results files of one split
 
 Only the messages in both files are compared (matched by id), and only their
 answers: a line with status error (a failed request) is counted on its own
-and left out. For files of
-post 03's run.py, which carry a confidence, it also prints how much the
-confidences moved: two runs of the same split give the same codes and
-probabilities against one running server, and differ in the last digits
-after a restart (post 03's README explains why).
+and left out. When both files carry a confidence per answer (a later post
+adds one to each line), it also prints how much the confidences moved: two
+runs of the same split give the same codes and probabilities against one
+running server, and may differ in the last digits after a restart.
 """
 from __future__ import annotations
 
@@ -46,7 +45,7 @@ class Comparison:
     messages: how many; valid_first, valid_second: answers with a code (status ok) in each; same_code:
     messages given the same code (or no code in both); right_both, right_only_first, right_only_second:
     counts of correct answers; moved: |first - second| confidence for each message answered with a code
-    in both, when both files carry confidences (post 03's), else empty; differing: the (first, second)
+    in both, when both files carry confidences (a later post's), else empty; differing: the (first, second)
     lines of the messages with different codes.
     """
 
