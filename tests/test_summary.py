@@ -235,7 +235,7 @@ def test_error_lines_change_no_figure_of_any_reader(tmp_path, script, run_script
 def test_a_missing_own_file_names_the_command_with_out(tmp_path):
     # summary.py's one line when --results names no file (its exit code: the test above)
     with pytest.raises(FileNotFoundError) as missing:
-        read_split("test", tmp_path / "mine.jsonl", "banking77", "", "--results")
+        read_split("test", tmp_path / "mine.jsonl", "banking77", "--results")
     assert str(missing.value).endswith(f"run.py --split test --out {tmp_path / 'mine.jsonl'}")
 
 
