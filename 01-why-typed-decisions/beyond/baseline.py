@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
@@ -161,12 +162,32 @@ def beat_line(split: str, beat: dict[str, float]) -> str:
 METHODS = ("both", "neighbours", "linear")
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_dataset_argument(parser)
+def add_method_argument(parser: argparse.ArgumentParser) -> None:
+    """--method: which baselines to run (METHODS), the same in every script that runs them."""
     parser.add_argument("--method", choices=METHODS, default="both",
                         help="nearest neighbours (seconds), logistic regression (minutes the first time) or both "
                              "(default)")
+
+
+def accuracies_to_beat(dataset: Dataset, method: str, neighbours: Callable[[], float],
+                       linear: Callable[[], float]) -> dict[str, float]:
+    """Run the baselines `method` asks for (one of METHODS), each printing its report: neighbours() and linear()
+    return a test accuracy in [0, 1]. Returns method name -> accuracy, for beat_line. With the logistic regression
+    alone, the dataset's name heads the output as the neighbours' report would."""
+    beat = {}
+    if method == "linear":
+        print(dataset.name.upper())
+    else:
+        beat["nearest neighbours"] = neighbours()
+    if method != "neighbours":
+        beat["logistic regression"] = linear()
+    return beat
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_dataset_argument(parser)
+    add_method_argument(parser)
     parser.add_argument("--all-train", action="store_true",
                         help="BANKING77, nearest neighbours: also fit on all 10,003 training messages and show the "
                              "test difference")
@@ -176,13 +197,8 @@ def main() -> int:
     if args.all_train and args.method == "linear":
         parser.error("--all-train is for the nearest neighbours (--method neighbours or both)")
     dataset = DATASETS[args.dataset]
-    beat = {}
-    if args.method == "linear":
-        print(dataset.name.upper())
-    else:
-        beat["nearest neighbours"] = report(dataset, args.all_train)
-    if args.method != "neighbours":
-        beat["logistic regression"] = linear_report(dataset)
+    beat = accuracies_to_beat(dataset, args.method, lambda: report(dataset, args.all_train),
+                              lambda: linear_report(dataset))
     print(beat_line(f"{dataset.name.upper()} test", beat))
     return 0
 

@@ -30,8 +30,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 import series  # puts the post folders on sys.path
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # and this beyond folder, for its own modules
 sys.path.insert(0, str(series.ROOT / "01-why-typed-decisions" / "beyond"))  # and post 01's, for its baselines
-from baseline import (HEADER, LINEAR_HEADER, LINEAR_TITLE, METHODS, accuracy, beat_line, cross_fit_note,
-                      ranked_splits, regime_fit, row)
+from baseline import (HEADER, LINEAR_HEADER, LINEAR_TITLE, accuracies_to_beat, accuracy, add_method_argument, beat_line,
+                      cross_fit_note, ranked_splits, regime_fit, row)
 from neighbours import recall_at
 from registry import DATASETS, Dataset
 from script_exit import exit_on_bad_input
@@ -75,18 +75,10 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--dataset", choices=SCOPED, default="clinc150",
                         help="a dataset with out-of-scope intents (default: clinc150)")
-    parser.add_argument("--method", choices=METHODS, default="both",
-                        help="nearest neighbours (seconds), logistic regression (minutes the first time) or both "
-                             "(default)")
+    add_method_argument(parser)
     args = parser.parse_args()
     dataset = DATASETS[args.dataset]
-    beat = {}
-    if args.method == "linear":
-        print(dataset.name.upper())
-    else:
-        beat["nearest neighbours"] = neighbours_report(dataset)
-    if args.method != "neighbours":
-        beat["logistic regression"] = linear_report(dataset)
+    beat = accuracies_to_beat(dataset, args.method, lambda: neighbours_report(dataset), lambda: linear_report(dataset))
     print(beat_line(f"{dataset.name.upper()} in-scope test", beat))
     return 0
 
