@@ -1,4 +1,4 @@
-"""The customer messages that post 01 sends, and that post 08 routes.
+"""The customer messages that post 01 sends.
 
 All four are BANKING77 training messages in the calibration split (the first
 of their intent there, see datasets/README.md), so their true intents are
@@ -14,6 +14,3 @@ AMERICAN_EXPRESS = "Help me use American Express to add money to the account."
 
 FREE_TEXT = (STILL_WAITING, FIAT, DELIVERY_TO_US)
 TYPED = (STILL_WAITING, FIAT, DELIVERY_TO_US, AMERICAN_EXPRESS)
-# In the series (GB10 reference) these three go three ways (ask, act, hand over) once post 08 has fitted its
-# thresholds; post 08's README shows where the CPU default model's answers go.
-ROUTED = (STILL_WAITING, FIAT, AMERICAN_EXPRESS)

@@ -13,8 +13,8 @@ run when there is one, else the committed reference run in results/reference/
 last line says so.
 
 A message whose status is not "ok" (invalid, too_long, error) has no code:
-it is recorded with correct = false and confidence = 0.0, so a threshold on
-confidence never acts on it. An "error" line is a failed attempt, not an
+it is recorded with correct = false and confidence = 0.0, so no confidence
+threshold ever takes it for a sure answer. An "error" line is a failed attempt, not an
 answer: a reply the server refused, or one whose logprobs give no confidence
 (a shortened candidate list). Every reader leaves it out and counts it on its
 own, the same command asks it again, and three in a row stop the run. Before

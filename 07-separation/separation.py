@@ -7,7 +7,7 @@
 
 Calibration (posts 04-06) asks whether a confidence of 0.7 is right 70% of
 the time. Separation asks something else: if we keep only the answers above a
-threshold, do the ones we keep get more accurate? A router that answers when
+threshold, do the ones we keep get more accurate? A program that answers when
 the confidence is high and hands the rest to a person lives on this. AUROC
 counts how often a right answer outranks a wrong one; the accuracy-coverage
 curve shows what each threshold keeps and how accurate that part is; AURC

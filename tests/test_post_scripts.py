@@ -13,12 +13,13 @@ import pytest
 from confidence import typed_answer
 from candidates import coverage, reask
 from compare import compare
-from customer_messages import FREE_TEXT, ROUTED, TYPED
+from customer_messages import FREE_TEXT, TYPED
 from decision import ask_code
 from labels import split_code
 from logprobs import COFFEE
 from pitfalls import MOST, first_n_candidates, has_thinking_mode, same_candidates
 from prompt import load_prompt
+from route import ROUTED
 from saved_answers import read_split
 from tokens import letter_tokens, token_pieces
 from typed_request import TOP_LOGPROBS

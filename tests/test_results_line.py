@@ -37,14 +37,14 @@ def test_a_line_is_frozen():
 
 
 def test_fields_beyond_run_pys_are_kept_unread_in_file_order_and_written_back_last():
-    record = {**result_line(1, True), "route": "act", "score": [1, 2]}
+    record = {**result_line(1, True), "note": "kept", "score": [1, 2]}
     line = ResultsLine.from_json(record, "x.jsonl line 4")
-    assert line.extra == {"route": "act", "score": [1, 2]} and list(line.extra) == ["route", "score"]
+    assert line.extra == {"note": "kept", "score": [1, 2]} and list(line.extra) == ["note", "score"]
     assert json.dumps(line.to_json()) == json.dumps(record)
 
 
 def test_a_line_missing_a_field_of_run_pys_is_refused_whatever_else_it_has():
-    record = {**result_line(1, True), "route": "act"}
+    record = {**result_line(1, True), "note": "kept"}
     del record["confidence"]
     with pytest.raises(ValueError, match="x.jsonl line 4: field 'confidence' is missing"):
         ResultsLine.from_json(record, "x.jsonl line 4")

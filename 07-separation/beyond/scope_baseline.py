@@ -18,7 +18,7 @@ prompt shows 3 of them); those and the calibration split (10 per intent on
 CLINC150, whose calib split holds 5 per intent; its figure is cross-fitted);
 every training message but the calibration split. The fits are cached in the
 same place as post 01's: the first run on CLINC150 took about 10 minutes on 2
-cores, a later one under half a minute (07's README has the measured times).
+cores, a later one under half a minute (this folder's README has the measured times).
 """
 from __future__ import annotations
 

@@ -34,14 +34,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # and this beyond fold
 from ask_sets import ConformalFit, Groups, alpha_value, fit_conformal, label_groups, prediction_set, set_route
 from certified_routes import CertifiedThresholds, add_rule_arguments, rule_warning, thresholds_of_rule
 from combined import Weights, combined_record
-from customer_messages import ROUTED
 from guarantee import confidence_percent
 from guard import verdict
 from llama_http import Client, exit_on_server_errors
 from prompt import Prompt, load_prompt
 from registry import DATASETS
 from results_record import ResultsLine
-from route import (add_route_arguments, ask_live, calibrated_of, check_messages, clarifying_question, connect,
+from route import (ROUTED, add_route_arguments, ask_live, calibrated_of, check_messages, clarifying_question, connect,
                    describe_thresholds, print_action, print_answer, print_setup)
 from routes import Calibrator, Thresholds, route_of
 from shortlist import shortlist_of, shortlisted
