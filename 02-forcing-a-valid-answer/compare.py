@@ -1,19 +1,15 @@
-"""Two results files, message by message: the same code? right in both? how far did the confidence move?
+"""Two results files, message by message: the same code? right in both?
 
     python3 02-forcing-a-valid-answer/compare.py       # post 02: the 200-message run with the grammar vs without
     python3 02-forcing-a-valid-answer/compare.py first.jsonl second.jsonl   # any two results files of one split
 
 Only the messages in both files are compared (matched by id), and only their
 answers: a line with status error (a failed request) is counted on its own
-and left out. When both files carry a confidence per answer (a later post
-adds one to each line), it also prints how much the confidences moved: two
-runs of the same split give the same codes and probabilities against one
-running server, and may differ in the last digits after a restart.
+and left out.
 """
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,20 +29,20 @@ def percent(part: int, whole: int) -> str:
     return f"{100 * part / whole:5.1f}%" if whole else "    -"
 
 
-def percentile_95(values: list[float]) -> float:
-    """The 95th percentile, interpolated linearly between order statistics (numpy's default); values not empty."""
-    return values[0] if len(values) == 1 else statistics.quantiles(values, n=20, method="inclusive")[-1]
+def matched(first: list[dict], second: list[dict]) -> list[tuple[dict, dict]]:
+    """The (first, second) lines of the messages in both lists, matched by id, in the first list's order (a
+    message twice in the first counts once, its last line)."""
+    second_by_id = {r["id"]: r for r in second}
+    return [(r, second_by_id[r["id"]]) for r in {r["id"]: r for r in first}.values() if r["id"] in second_by_id]
 
 
 @dataclass(frozen=True)
 class Comparison:
-    """Two results files' answers to the messages in both (matched by id, in the first file's order).
+    """Two results files' answers to the messages in both (matched(), in the first file's order).
 
     messages: how many; valid_first, valid_second: answers with a code (status ok) in each; same_code:
     messages given the same code (or no code in both); right_both, right_only_first, right_only_second:
-    counts of correct answers; moved: |first - second| confidence for each message answered with a code
-    in both, when both files carry confidences (a later post's), else empty; differing: the (first, second)
-    lines of the messages with different codes.
+    counts of correct answers; differing: the (first, second) lines of the messages with different codes.
     """
 
     messages: int
@@ -56,43 +52,46 @@ class Comparison:
     right_both: int
     right_only_first: int
     right_only_second: int
-    moved: list[float]
     differing: list[tuple[dict, dict]]
 
 
 def compare(first: list[dict], second: list[dict]) -> Comparison:
     """The Comparison of two files' answers (lines without status error); messages is 0 when no id is in both."""
-    second_by_id = {r["id"]: r for r in second}
-    a = [r for r in {r["id"]: r for r in first}.values() if r["id"] in second_by_id]
-    b = [second_by_id[r["id"]] for r in a]
-    same = [x["code"] == y["code"] for x, y in zip(a, b)]
+    pairs = matched(first, second)
     return Comparison(
-        messages=len(a), valid_first=sum(r["status"] == "ok" for r in a), valid_second=sum(r["status"] == "ok" for r in b),
-        same_code=sum(same), right_both=sum(x["correct"] and y["correct"] for x, y in zip(a, b)),
-        right_only_first=sum(x["correct"] and not y["correct"] for x, y in zip(a, b)),
-        right_only_second=sum(y["correct"] and not x["correct"] for x, y in zip(a, b)),
-        moved=[abs(x["confidence"] - y["confidence"]) for x, y in zip(a, b)
-               if x.get("status") == y.get("status") == "ok" and "confidence" in x and "confidence" in y],
-        differing=[(x, y) for x, y, s in zip(a, b, same) if not s])
+        messages=len(pairs), valid_first=sum(x["status"] == "ok" for x, _ in pairs),
+        valid_second=sum(y["status"] == "ok" for _, y in pairs), same_code=sum(x["code"] == y["code"] for x, y in pairs),
+        right_both=sum(x["correct"] and y["correct"] for x, y in pairs),
+        right_only_first=sum(x["correct"] and not y["correct"] for x, y in pairs),
+        right_only_second=sum(y["correct"] and not x["correct"] for x, y in pairs),
+        differing=[(x, y) for x, y in pairs if x["code"] != y["code"]])
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def add_file_arguments(parser: argparse.ArgumentParser) -> None:
+    """The two results files to compare (default: post 02's calib runs with and without the grammar)."""
     parser.add_argument("first", nargs="?", type=Path, default=WITH_GRAMMAR,
                         help="a results file (default: post 02's calib run with the grammar)")
     parser.add_argument("second", nargs="?", type=Path, default=WITHOUT_GRAMMAR,
                         help="another results file (default: the same run without the grammar)")
-    args = parser.parse_args()
-    (first, first_failed), (second, second_failed) = (final_and_failed(read_results(path, WRITE_THEM))
-                                                      for path in (args.first, args.second))
-    comparison = compare(first, second)
-    if not comparison.messages:
-        raise ValueError(f"{args.first} and {args.second} have no message in common")
-    n = comparison.messages
-    for name, path, answers, failed in (("first: ", args.first, first, first_failed),
-                                        ("second:", args.second, second, second_failed)):
+
+
+def read_both(first: Path, second: Path) -> tuple[list[dict], list[dict]]:
+    """The answers of both files (lines without status error), after printing each file's name, messages and
+    failed requests left out. Raises ValueError when no message is in both, and as read_results does."""
+    (answers_first, failed_first), (answers_second, failed_second) = (final_and_failed(read_results(path, WRITE_THEM))
+                                                                      for path in (first, second))
+    if not matched(answers_first, answers_second):
+        raise ValueError(f"{first} and {second} have no message in common")
+    for name, path, answers, failed in (("first: ", first, answers_first, failed_first),
+                                        ("second:", second, answers_second, failed_second)):
         left_out = f"; {len(failed)} failed requests left out" if failed else ""
         print(f"{name} {path} ({len({r['id'] for r in answers})} messages{left_out})")
+    return answers_first, answers_second
+
+
+def print_counts(comparison: Comparison) -> None:
+    """How many messages are in both, and their valid codes, same codes and right answers."""
+    n = comparison.messages
     print(f"\n{n} messages in both:")
     print(f"  valid code in the first   {comparison.valid_first:5d}  {percent(comparison.valid_first, n)}")
     print(f"  valid code in the second  {comparison.valid_second:5d}  {percent(comparison.valid_second, n)}")
@@ -100,11 +99,10 @@ def main() -> int:
     print(f"  right in both             {comparison.right_both:5d}  {percent(comparison.right_both, n)}")
     print(f"  right only in the first   {comparison.right_only_first:5d}")
     print(f"  right only in the second  {comparison.right_only_second:5d}")
-    moved = comparison.moved
-    if moved:
-        print(f"\nconfidence moved by (|first - second|, {len(moved)} answers): median {statistics.median(moved):.4f}, "
-              f"95th percentile {percentile_95(moved):.4f}, max {max(moved):.4f}; "
-              f"more than 0.01: {sum(m > 0.01 for m in moved)}")
+
+
+def print_differing(comparison: Comparison) -> None:
+    """The first SHOWN messages with different codes (nothing when there is none)."""
     differing = comparison.differing
     if differing:
         print(f"\nmessages with different codes ({len(differing)}):")
@@ -113,6 +111,15 @@ def main() -> int:
                   f" (true {x['gold_code']})")
         if len(differing) > SHOWN:
             print(f"  ... and {len(differing) - SHOWN} more")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_file_arguments(parser)
+    args = parser.parse_args()
+    comparison = compare(*read_both(args.first, args.second))
+    print_counts(comparison)
+    print_differing(comparison)
     return 0
 
 

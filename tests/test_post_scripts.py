@@ -19,6 +19,7 @@ from labels import split_code
 from logprobs import COFFEE
 from pitfalls import MOST, first_n_candidates, has_thinking_mode, same_candidates
 from prompt import load_prompt
+from same_numbers import confidence_moves
 from route import ROUTED
 from saved_answers import read_split
 from tokens import letter_tokens, token_pieces
@@ -130,7 +131,7 @@ def test_route_routes_post_01s_three_messages_by_default(client, run_script):
     assert len([line for line in result.stdout.splitlines() if line.startswith("route: ")]) == 3
 
 
-def test_compare_matches_messages_by_id_and_counts_codes_rights_and_confidence_moves(tmp_path, run_script):
+def test_compare_matches_messages_by_id_and_same_numbers_measures_the_confidence_moves(tmp_path, run_script):
     def record(id_, code, gold, confidence):
         return {"id": id_, "text": f"message {id_}", "status": "ok", "code": code, "gold_code": gold,
                 "correct": code == gold, "confidence": confidence}
@@ -149,9 +150,14 @@ def test_compare_matches_messages_by_id_and_counts_codes_rights_and_confidence_m
     assert comparison.messages == 3                                        # a, b, c; only-first left out
     assert (comparison.valid_first, comparison.valid_second, comparison.same_code) == (3, 3, 2)  # a and c
     assert (comparison.right_both, comparison.right_only_first, comparison.right_only_second) == (2, 0, 1)  # b
-    # in the first file's order a, b, c: |0.5 - 0.5|, |0.25 - 0.3125|, |0.75 - 0.875|
-    assert comparison.moved == [0.0, 0.0625, 0.125]
     assert [(x["id"], x["code"], y["code"]) for x, y in comparison.differing] == [("b", "B-B", "B-C")]
+    # post 03's same_numbers.py: the same messages, and in the first file's order a, b, c how far the confidence
+    # moved: |0.5 - 0.5|, |0.25 - 0.3125|, |0.75 - 0.875|
+    result = run_script("03-where-confidence-comes-from/same_numbers.py", *paths)
+    assert result.returncode == 0, result.stderr
+    assert confidence_moves(first, second) == [0.0, 0.0625, 0.125]
+    # post 02's own runs carry no confidence: nothing moved to measure
+    assert confidence_moves([{k: v for k, v in r.items() if k != "confidence"} for r in first], second) == []
 
 
 def test_compare_without_common_messages_is_one_clear_line(tmp_path, run_script):
