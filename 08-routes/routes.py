@@ -455,6 +455,19 @@ def closing_line(thresholds: Thresholds, result: RouteReport, split: str) -> str
             f"precision (target {percent(thresholds.target)}), {wrong}")
 
 
+def print_routes_on(split: str, records: list[ResultsLine], calibrate: Calibrator, thresholds: Thresholds,
+                    rule: str = "") -> RouteReport:
+    """Route every answer of a split, print how many took each route (print_report) and what each route did
+    (print_outcome), and return the report. rule: words after "routed" in the heading (" with the certified
+    rule"), none by default. Raises ValueError as route_all does."""
+    result = report(records, route_all(records, calibrate, thresholds), thresholds.out_of_scope)
+    print(f"\n{split}: {result.total} answers routed{rule}\n")
+    print_report(result)
+    print()
+    print_outcome(result, thresholds)
+    return result
+
+
 # The calibration every script of this post uses, as they name it.
 CALIBRATION = "calibrated confidence: isotonic regression of post 06, fitted on calib"
 
@@ -473,11 +486,7 @@ def main() -> int:
     print(f"routes (ask fitted on the calib answers {asked_on(thresholds)}):")
     print("\n".join(threshold_lines(thresholds)))
 
-    result = report(records, route_all(records, calibrate, thresholds), thresholds.out_of_scope)
-    print(f"\n{args.split}: {result.total} answers routed\n")
-    print_report(result)
-    print()
-    print_outcome(result, thresholds)
+    result = print_routes_on(args.split, records, calibrate, thresholds)
     print(f"\nthe act route on {args.split}, with {100 * LEVEL:.0f}% exact (Clopper-Pearson) intervals:")
     print(ACT_COLUMNS)
     print(act_row(result))

@@ -38,7 +38,7 @@ from guarantee import DELTA, Certification, add_delta_argument, confidence_perce
 from intervals import LEVEL, percent_down
 from routes import (ACT_COLUMNS, ASK_TARGET, CALIBRATION, TARGET, Calibrator, Thresholds, act_row, add_threshold_arguments,
                     asked_on, best_cut, closing_line, fit_ask, fit_from, fit_inputs, fit_thresholds,
-                    print_outcome, print_report, report, route_all, support_warning, threshold_lines)
+                    print_routes_on, report, route_all, support_warning, threshold_lines)
 from results_record import ResultsLine
 from calib_split import add_fit_arguments, load_fit_and_report
 from saved_answers import Loaded
@@ -234,11 +234,7 @@ def main() -> int:
     print(f"routes with the {args.rule} rule (ask fitted on the calib answers {asked_on(thresholds)}):")
     print("\n".join(threshold_lines(thresholds)))
 
-    result = report(records, route_all(records, calibrate, thresholds), thresholds.out_of_scope)
-    print(f"\n{args.split}: {result.total} answers routed with the {args.rule} rule\n")
-    print_report(result)
-    print()
-    print_outcome(result, thresholds)
+    result = print_routes_on(args.split, records, calibrate, thresholds, f" with the {args.rule} rule")
     print("\n" + rule_closing_line(thresholds, result, args.split, args.delta))
     return 0
 
