@@ -23,6 +23,11 @@ split ("splits"), the intents that mean "none of these fits"
 own ("extends", optional: its loader adds them) and, for a dataset that enters the series
 after post 00, the post that introduces it ("post"; post_tags.py leaves the
 dataset's files out of the tags before it).
+
+A task of your own (made by make_task.py from your labels and messages) is a
+dataset too, found the same way in its folder under tasks/ (or
+$TYPED_DECISIONS_TASKS): <name>/<name>.json, read by task.py's TaskLoader
+instead of a loader module of its own.
 """
 from __future__ import annotations
 
@@ -30,12 +35,14 @@ import argparse
 import hashlib
 import importlib
 import json
+import os
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 SPLITS = ("calib", "test")
+TASKS_ENV = "TYPED_DECISIONS_TASKS"  # where make_task.py writes your tasks (default: tasks/ at the top)
 
 
 @dataclass(frozen=True)
@@ -55,13 +62,20 @@ class SavedPrompt:
 
 @dataclass(frozen=True)
 class Dataset:
-    """One dataset of the series: name is its loader module's and its label file's name ("banking77")."""
+    """One dataset of the series: name is its loader module's and its label file's name ("banking77").
+    folder: where its label file is (datasets/, or a task's own folder)."""
 
     name: str
+    folder: Path = HERE
 
     @property
     def label_file(self) -> Path:
-        return HERE / f"{self.name}.json"
+        return self.folder / f"{self.name}.json"
+
+    @property
+    def is_task(self) -> bool:
+        """A task made by make_task.py: data in its own folder, no loader module."""
+        return self.folder != HERE
 
     @property
     def header(self) -> dict:
@@ -69,7 +83,9 @@ class Dataset:
         return _header(self.label_file)
 
     def loader(self):
-        """The dataset's loader module (imported on first use)."""
+        """The dataset's loader module (imported on first use); a task's task.TaskLoader."""
+        if self.is_task:
+            return importlib.import_module("task").TaskLoader(self.label_file)
         return importlib.import_module(self.name)
 
     def load_split(self, split: str) -> list:
@@ -124,7 +140,7 @@ class Dataset:
 
     def prompt_files(self) -> tuple[Path, Path]:
         """Where the saved prompt lives: (<name>.prompt.txt, <name>.gbnf) beside the label file."""
-        return HERE / f"{self.name}.prompt.txt", HERE / f"{self.name}.gbnf"
+        return self.folder / f"{self.name}.prompt.txt", self.folder / f"{self.name}.gbnf"
 
     def saved_prompt(self) -> SavedPrompt:
         """The saved system prompt and grammar; FileNotFoundError naming the command that writes them."""
@@ -139,7 +155,7 @@ class Dataset:
 @cache
 def _header(path: Path) -> dict:
     data = json.loads(path.read_text(encoding="utf-8"))
-    return {key: value for key, value in data.items() if key not in ("groups", "calibration")}
+    return {key: value for key, value in data.items() if key not in ("groups", "calibration", "test")}
 
 
 @cache
@@ -156,9 +172,19 @@ def _split(split: str) -> str:
     return split
 
 
-def discover(folder: Path = HERE) -> dict[str, Dataset]:
-    """Every dataset in folder: a label file <name>.json beside a loader module <name>.py, by name."""
-    return {path.stem: Dataset(path.stem) for path in sorted(folder.glob("*.json")) if path.with_suffix(".py").exists()}
+def tasks_dir() -> Path:
+    """Where your tasks live: $TYPED_DECISIONS_TASKS, else tasks/ at the top of the repository."""
+    return Path(os.environ.get(TASKS_ENV) or HERE.parent / "tasks")
+
+
+def discover(folder: Path = HERE, tasks: Path | None = None) -> dict[str, Dataset]:
+    """Every dataset in folder (a label file <name>.json beside a loader module <name>.py), then every task in
+    tasks (default tasks_dir(): a folder <name>/ holding <name>.json), by name; a series dataset keeps its name."""
+    found = {path.stem: Dataset(path.stem) for path in sorted(folder.glob("*.json")) if path.with_suffix(".py").exists()}
+    for path in sorted((tasks or tasks_dir()).glob("*/*.json")):
+        if path.stem == path.parent.name and path.stem not in found:
+            found[path.stem] = Dataset(path.stem, path.parent)
+    return found
 
 
 DATASETS: dict[str, Dataset] = discover()

@@ -1,0 +1,401 @@
+# beyond the series: from post 08
+"""Make a task of your own from two CSV files: your labels and your labelled messages.
+
+    python3 datasets/make_task.py my_task --labels labels.csv --messages messages.csv
+    python3 datasets/make_task.py my_task --labels labels.csv --messages messages.csv --test test.csv
+    python3 datasets/make_task.py my_task ... --out-of-scope none_of_these
+
+labels.csv has the header label,description (a row per label, the description
+one line on what the label is used for) or label,description,group (your own
+groups). messages.csv, and test.csv if you keep test messages apart, have the
+header text,label. Both are UTF-8; quote a field that holds a comma.
+
+It writes tasks/<name>/ (or $TYPED_DECISIONS_TASKS/<name>/): the label file
+<name>.json, the prompt and grammar the setup's warm-up and run.py send, and a
+copy of your CSVs. Then every script that takes --dataset takes <name>, as it
+takes banking77 (walk-through: datasets/your-task.md). How the messages are
+shared out, label by label (so the same files and seed give the same task):
+
+  1. a text that repeats an earlier one (same words, case, spaces and a final
+     ?.! aside) is left out of the splits: it would be its own neighbour;
+  2. the label's messages are shuffled with random.Random("<seed>:<label>");
+  3. examples: the first 5 that are one line of at most 100 characters;
+  4. calibration split: the next ones, 10 per label, more when the labels are
+     few (at least 300 in all: 2 labels take 150 each);
+  5. test split: the rest (unless --test gives one).
+
+Codes follow the task. Up to 26 labels: one group, A, whose letter the
+grammar writes for the model, so the code A-C is a choice of one letter among
+the labels. More: your groups (the group column), or groups proposed from the
+messages: labels whose messages share words share a group, so that the model
+tells the close ones apart at the second step. Edit the groups in the label
+file, then write the prompt again (02-forcing-a-valid-answer/prompt.py <name>
+--save). At most 26 groups of 26 labels. Bad input (an unknown label, a label
+without a description or messages, a duplicate, a header other than the
+above...) ends with one line and exit status 2, and writes nothing.
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import random
+import re
+import sys
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import series  # puts the post folders on sys.path
+from labels import LETTERS, Group, Intent, LabelSet, Message, printable
+from make_banking77 import fits_in_prompt, normalise, to_json
+from neighbours import Retriever
+from prompt import build_prompt
+from registry import DATASETS, HERE, tasks_dir
+from script_exit import exit_on_bad_input
+from task import MESSAGES, TEST, read_csv, read_messages
+
+EXAMPLES = 5          # per label in the prompt, as the series does
+CALIBRATION = 10      # per label at least, as the series does...
+CALIBRATION_TOTAL = 300  # ...and a few hundred in all (post 1), so fewer labels take more each
+MIN_CALIBRATION = 20  # below this the split cannot be said to calibrate anything: refused
+MAX_LABEL = 60        # characters of a label name
+NAME = re.compile(r"[a-z][a-z0-9_]{0,39}")
+LABEL_HEADERS = (["label", "description"], ["label", "description", "group"])
+INSTRUCTIONS = (
+    "You sort messages into the labels listed below. Each message gets exactly one label{none}. Answer with the "
+    "code of that label and nothing else: the group letter, a hyphen and the label letter, for example {code}.")
+
+
+@dataclass(frozen=True)
+class LabelRow:
+    """One row of the labels file: name, description, and its group's name ("" when the file has no groups)."""
+
+    name: str
+    description: str
+    group: str = ""
+
+
+@dataclass
+class Made:
+    """What make_task() decided, before anything is written.
+
+    labels: the LabelSet (groups, codes, descriptions, examples). calibration,
+    test: rows of messages.csv (test empty when a test file was given).
+    notes: what the reader should know (labels short of messages, repeats).
+    files: file name -> the bytes to write into the task folder.
+    """
+
+    labels: LabelSet
+    calibration: list[int]
+    test: list[int]
+    test_size: int
+    counts: dict[str, tuple[int, int, int]] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    files: dict[str, bytes] = field(default_factory=dict)
+
+
+def label_problem(name: str) -> str | None:
+    """Why a label name cannot stand in the prompt's line "<code> <name>: <description>", or None."""
+    if not name or name != name.strip():
+        return "is empty or starts or ends with a space"
+    if len(name) > MAX_LABEL:
+        return f"is longer than {MAX_LABEL} characters"
+    if printable(name) != name or "\n" in name or "\t" in name:
+        return "holds a line break or a control character"
+    if ":" in name or "|" in name:
+        return "holds ':' or '|', which the prompt uses to separate a label from its description and examples"
+    return None
+
+
+def read_labels(path: Path) -> list[LabelRow]:
+    """The rows of a labels file (label,description[,group]); ValueError for a duplicate label, a name the prompt
+    cannot hold, an empty or multi-line description, or (with a group column) an empty group."""
+    header, rows = read_csv(path, LABEL_HEADERS, "the labels")
+    labels, seen = [], set()
+    for line, row in enumerate(rows, start=2):
+        name, description = row[0], " ".join(row[1].split())
+        if problem := label_problem(name):
+            raise ValueError(f"{path}, line {line}: the label {printable(name)!r} {problem}")
+        if name in seen:
+            raise ValueError(f"{path}: the label {name!r} appears twice")
+        if not description or "\n" in row[1].strip() or printable(row[1]) != row[1]:
+            raise ValueError(f"{path}: the label {name!r} has no description, or one that is not a single line")
+        group = row[2].strip() if len(header) == 3 else ""
+        if len(header) == 3 and not group:
+            raise ValueError(f"{path}: the label {name!r} has no group")
+        seen.add(name)
+        labels.append(LabelRow(name, description, group))
+    if len(labels) < 2:
+        raise ValueError(f"{path} lists {len(labels)} label(s): a decision needs at least 2")
+    return labels
+
+
+def propose_groups(names: list[str], messages: list[Message]) -> list[list[str]]:
+    """Groups for more labels than one group of single letters holds: labels whose messages are alike together.
+
+    Each label is the mean of its messages' TF-IDF vectors (post 01's
+    retriever, fitted on `messages`), and labels are merged, closest average
+    cosine first (average linkage), into max(ceil(n / 26), round(sqrt(n)))
+    groups of at most 1.5 times the mean size (26 at most). Returns the groups
+    as lists of names, each in the order of `names`, ordered by their first
+    name. Deterministic: ties go to the earlier pair.
+    """
+    retriever = Retriever.fit(messages)
+    centroid: dict[str, Counter] = {name: Counter() for name in names}
+    for message in messages:
+        centroid[message.intent].update(retriever.vector(message.text))
+    for vector in centroid.values():
+        length = math.sqrt(sum(w * w for w in vector.values())) or 1.0
+        for term in vector:
+            vector[term] /= length
+    n = len(names)
+    similarity = [[sum(w * centroid[b].get(t, 0.0) for t, w in centroid[a].items()) for b in names] for a in names]
+    target = max(math.ceil(n / len(LETTERS)), round(math.sqrt(n)))
+    cap = min(len(LETTERS), math.ceil(1.5 * n / target))
+    clusters = [[i] for i in range(n)]
+    while len(clusters) > target:
+        best, pair = -1.0, None
+        for i in range(len(clusters)):
+            for j in range(i + 1, len(clusters)):
+                if len(clusters[i]) + len(clusters[j]) <= cap:
+                    average = (sum(similarity[a][b] for a in clusters[i] for b in clusters[j])
+                               / (len(clusters[i]) * len(clusters[j])))
+                    if average > best:
+                        best, pair = average, (i, j)
+        if pair is None:  # every merge would pass the cap: allow bigger groups
+            cap += 1
+            continue
+        i, j = pair
+        clusters[i] = sorted(clusters[i] + clusters.pop(j))
+    return [[names[i] for i in cluster] for cluster in sorted(clusters)]
+
+
+def group_name(names: list[str], taken: set[str]) -> str:
+    """A name for a proposed group: the word its labels' names share most (in capitals), made unique."""
+    words = Counter(word for name in names for word in set(re.findall(r"[a-z0-9]+", name.lower())))
+    best = max(words, key=lambda word: (words[word], -len(word)), default="group").upper()
+    name, k = best, 2
+    while name in taken:
+        name, k = f"{best}_{k}", k + 1
+    return name
+
+
+def grouped(labels: list[LabelRow], by_label: dict[str, list[Message]], task: str,
+            out_of_scope: str | None) -> list[tuple[str, list[str]]]:
+    """(group name, label names) in code order: one group up to 26 labels, else the labels file's groups, else
+    proposed ones (the out-of-scope label in a group of its own, last). ValueError when the codes cannot hold
+    the labels: more than 26 groups, or more than 26 labels in one."""
+    names = [label.name for label in labels]
+    if labels[0].group:
+        groups: dict[str, list[str]] = {}
+        for label in labels:
+            groups.setdefault(label.group, []).append(label.name)
+        result = list(groups.items())
+    elif len(names) <= len(LETTERS):
+        result = [(task.upper(), names)]
+    else:
+        inside = [name for name in names if name != out_of_scope]
+        messages = [m for name in inside for m in by_label[name]]
+        taken: set[str] = set()
+        result = []
+        for members in propose_groups(inside, messages):
+            taken.add(name := group_name(members, taken))
+            result.append((name, members))
+        if out_of_scope:
+            result.append(("OUT_OF_SCOPE", [out_of_scope]))
+    if len(result) > len(LETTERS) or max(len(members) for _, members in result) > len(LETTERS):
+        raise ValueError(f"{len(names)} labels in {len(result)} groups do not fit the codes: at most "
+                         f"{len(LETTERS)} groups of at most {len(LETTERS)} labels each (one letter each)")
+    return result
+
+
+def share_out(rows: list[int], texts: list[str], seed: int, label: str, calibration: int,
+              keep_test: bool) -> tuple[list[int], list[int], list[int]]:
+    """(example rows, calibration rows, test rows) of one label's distinct messages (rows of messages.csv)."""
+    order = list(rows)
+    random.Random(f"{seed}:{label}").shuffle(order)
+    examples = [row for row in order if fits_in_prompt(texts[row])][:EXAMPLES]
+    rest = [row for row in order if row not in examples]
+    return examples, rest[:calibration], sorted(rest[calibration:]) if keep_test else []
+
+
+def make_task(name: str, labels_path: Path, messages_path: Path, test_path: Path | None = None, seed: int = 0,
+              out_of_scope: str | None = None, instructions: str | None = None) -> Made:
+    """Read and check the files, decide groups, codes, examples and splits, and build every file of the task.
+
+    Nothing is written here (write_task does it). Raises ValueError with one
+    sentence for every bad input the module docstring lists; OSError for a
+    file that cannot be read.
+    """
+    if not NAME.fullmatch(name):
+        raise ValueError(f"task name {name!r}: use lower-case letters, digits and _, starting with a letter "
+                         f"(it names files and --dataset)")
+    if name in DATASETS and not DATASETS[name].is_task:
+        raise ValueError(f"{name!r} is a dataset of the series; give your task another name")
+    labels = read_labels(labels_path)
+    known = {label.name for label in labels}
+    if out_of_scope is not None and out_of_scope not in known:
+        raise ValueError(f"--out-of-scope {out_of_scope!r} is not a label of {labels_path}")
+    messages = read_messages(messages_path, "messages")
+    test = read_messages(test_path, "test") if test_path else []
+    for path, listed in ((messages_path, messages), (test_path, test)):
+        if unknown := sorted({m.intent for m in listed} - known):
+            raise ValueError(f"{path} uses labels that {labels_path} lacks: {', '.join(map(repr, unknown[:5]))}"
+                             f"{' ...' if len(unknown) > 5 else ''}")
+    texts = [m.text for m in messages]
+    first: dict[str, int] = {}
+    for row, text in enumerate(texts):
+        first.setdefault(normalise(text), row)
+    by_label: dict[str, list[Message]] = {label.name: [] for label in labels}
+    rows_of: dict[str, list[int]] = {label.name: [] for label in labels}
+    for row, message in enumerate(messages):
+        by_label[message.intent].append(message)
+        if first[normalise(message.text)] == row:
+            rows_of[message.intent].append(row)
+    if empty := [label for label, rows in by_label.items() if not rows]:
+        raise ValueError(f"{messages_path} has no message of the label(s) {', '.join(map(repr, empty[:5]))}: "
+                         f"each label needs messages (about fifteen)")
+
+    per_label = max(CALIBRATION, math.ceil(CALIBRATION_TOTAL / len(labels)))
+    groups_of = grouped(labels, by_label, name, out_of_scope)
+    description = {label.name: label.description for label in labels}
+    groups, calibration, test_rows, notes, counts = [], [], [], [], {}
+    test_of = Counter(m.intent for m in test)
+    for letter, (group, members) in zip(LETTERS, groups_of):
+        intents = []
+        for intent_letter, label in zip(LETTERS, members):
+            examples, calib, rest = share_out(rows_of[label], texts, seed, label, per_label, not test_path)
+            if len(examples) < EXAMPLES or len(calib) < per_label:
+                notes.append(f"{label}: {len(by_label[label])} messages, {len(rows_of[label])} distinct: "
+                             f"{len(examples)} examples, {len(calib)} calibration (asked: {EXAMPLES} and {per_label})")
+            intents.append(Intent(letter, intent_letter, label, description[label],
+                                  tuple(texts[row] for row in examples)))
+            calibration.append(calib)
+            test_rows += rest
+            counts[label] = (len(examples), len(calib), test_of[label] if test_path else len(rest))
+        groups.append(Group(letter, group, tuple(intents)))
+    round_robin = [rows[k] for k in range(per_label) for rows in calibration if k < len(rows)]
+    if len(round_robin) < MIN_CALIBRATION:
+        raise ValueError(f"only {len(round_robin)} messages are left for the calibration split after the prompt "
+                         f"examples; at least {MIN_CALIBRATION} are needed to fit anything (about {per_label} per "
+                         f"label for a few hundred in all): add messages")
+    if notes:
+        notes.append("a label with fewer calibration messages than asked weighs less in every fit on the "
+                     "calibration split, and its wrong answers are more often missed there")
+    if repeats := len(messages) - len(first):
+        notes.append(f"{repeats} message{'s repeat' if repeats > 1 else ' repeats'} an earlier text: in no split")
+    if test_path:
+        seen = {normalise(texts[row]) for rows in calibration for row in rows}
+        seen |= {normalise(text) for group in groups for intent in group.intents for text in intent.examples}
+        if leaked := sum(normalise(m.text) in seen for m in test):
+            notes.append(f"{leaked} test message{'s repeat' if leaked > 1 else ' repeats'} an example or a "
+                         f"calibration message")
+    elif not test_rows:
+        notes.append("no message is left for the test split: give test messages with --test")
+    label_set = LabelSet(tuple(groups), tuple(round_robin))
+
+    oos = [intent for intent in label_set.intents if intent.name == out_of_scope]
+    none = f"; a message that fits none of them gets {oos[0].code} ({out_of_scope})" if oos else ""
+    text = instructions or INSTRUCTIONS.format(none=none, code=label_set.intents[0].code)
+    prompt = build_prompt(label_set, EXAMPLES, True, text)
+    data = {"dataset": name,
+            "source": f"made by datasets/make_task.py from {Path(labels_path).name} and {Path(messages_path).name}"
+                      + (f" and {Path(test_path).name}" if test_path else ""),
+            "splits": {"calib": len(round_robin), "test": len(test) if test_path else len(test_rows)},
+            **({"out_of_scope_intents": [out_of_scope]} if out_of_scope else {}),
+            "task": {"labels": len(labels), "seed": seed, "instructions": text},
+            "groups": [{"letter": g.letter, "name": g.name,
+                        "intents": [{"letter": i.letter, "intent": i.name, "description": i.description,
+                                     "examples": list(i.examples)} for i in g.intents]} for g in groups],
+            "calibration": {"seed": seed, "per_label": per_label, "rows": round_robin},
+            **({} if test_path else {"test": {"rows": test_rows}})}
+    made = Made(label_set, round_robin, test_rows, data["splits"]["test"], counts, notes)
+    made.files = {f"{name}.json": to_json(data).encode("utf-8"), MESSAGES: Path(messages_path).read_bytes(),
+                  f"{name}.prompt.txt": prompt.system.encode("utf-8"), f"{name}.gbnf": prompt.grammar.encode("utf-8")}
+    if test_path:
+        made.files[TEST] = Path(test_path).read_bytes()
+    return made
+
+
+def write_task(made: Made, folder: Path) -> list[str]:
+    """Write made.files into folder (made if need be; a test.csv of an earlier making that no longer has one is
+    removed). Returns a line per file: "wrote <path>" or "unchanged <path>"."""
+    folder.mkdir(parents=True, exist_ok=True)
+    lines = []
+    for filename, content in made.files.items():
+        path = folder / filename
+        same = path.exists() and path.read_bytes() == content
+        if not same:
+            path.write_bytes(content)
+        lines.append(f"{'unchanged' if same else 'wrote':<9} {shown(path)}")
+    if TEST not in made.files and (folder / TEST).exists():
+        (folder / TEST).unlink()
+        lines.append(f"{'removed':<9} {shown(folder / TEST)}")
+    return lines
+
+
+def shown(path: Path) -> str:
+    """path relative to the repository when it is inside it."""
+    try:
+        return str(path.resolve().relative_to(HERE.parent))
+    except ValueError:
+        return str(path)
+
+
+def summary(made: Made) -> list[str]:
+    """The table make_task.py prints: per group its labels, and the examples, calibration and test messages of
+    its labels."""
+    lines = [f"{'group':<36} {'labels':>6} {'examples':>8} {'calib':>5} {'test':>5}"]
+    for group in made.labels.groups:
+        counts = [sum(made.counts[intent.name][k] for intent in group.intents) for k in range(3)]
+        lines.append(f"{group.letter + ' ' + group.name:<36} {len(group.intents):>6} {counts[0]:>8} "
+                     f"{counts[1]:>5} {counts[2]:>5}")
+    return lines
+
+
+def check_letters(letters: str) -> str:
+    """Whether every letter of the codes, and '-' before it, is one token for the running server's model
+    (02's tokens.py asks /tokenize). A line to print; ValueError when one is not (then nothing is written)."""
+    from llama_http import Client, ConnectionLost, ServerError, ServerLoading, ServerTimeout, ServerUnreachable
+    from tokens import letter_tokens
+    client = Client(timeout_s=10)
+    try:
+        letter_tokens(client, letters)
+        return f"letters {letters}: single tokens for {client.model_info()['model']} (checked with /tokenize)"
+    except (ServerUnreachable, ServerLoading, ServerTimeout, ConnectionLost, ServerError):
+        return (f"letters {letters}: not checked, no server at {client.url}; start it "
+                f"(python3 00-setup/server.py start) and run this again to check them")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("name", help="the task's name: lower-case letters, digits and _ (it is --dataset's value)")
+    parser.add_argument("--labels", type=Path, required=True, help="CSV: label,description[,group]")
+    parser.add_argument("--messages", type=Path, required=True, help="CSV: text,label")
+    parser.add_argument("--test", type=Path, help="CSV: text,label, your test messages (default: what is left)")
+    parser.add_argument("--out-of-scope", metavar="LABEL", help="the label that means 'none of these'")
+    parser.add_argument("--instructions", help="the prompt's opening paragraph (default: a general one)")
+    parser.add_argument("--seed", type=int, default=0, help="the shuffle's seed (default: 0)")
+    args = parser.parse_args()
+    made = make_task(args.name, args.labels, args.messages, args.test, args.seed, args.out_of_scope,
+                     args.instructions)
+    letters = "".join(sorted({g.letter for g in made.labels.groups} | {i.letter for i in made.labels.intents}))
+    checked = check_letters(letters)
+    for line in summary(made):
+        print(line)
+    for line in write_task(made, tasks_dir() / args.name):
+        print(line)
+    intents = made.labels.intents
+    print(f"{args.name}: {len(intents)} labels in {len(made.labels.groups)} group"
+          f"{'s' if len(made.labels.groups) > 1 else ''}, codes {intents[0].code} to {intents[-1].code}; "
+          f"calibration split {len(made.calibration)} messages, test split {made.test_size}")
+    print(checked)
+    for note in made.notes:
+        print(f"note: {note}")
+    print(f"next: python3 00-setup/server.py start --dataset {args.name}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(exit_on_bad_input(main))

@@ -1,0 +1,110 @@
+# beyond the series: from post 08
+"""A task of your own as a dataset of the series: its folder holds data, no code.
+
+make_task.py makes the folder from your labels and labelled messages; the
+registry finds it by name (registry.DATASETS["my_task"]) and every script that
+takes --dataset takes it, like banking77. A task folder
+(tasks/<name>/, or $TYPED_DECISIONS_TASKS/<name>/) holds:
+
+    <name>.json         the label file: groups, codes, descriptions, examples, calibration rows
+    messages.csv        your labelled messages, as you gave them (header text,label)
+    test.csv            your test messages, when you gave them apart
+    <name>.prompt.txt   the system prompt and grammar the setup's warm-up and run.py send
+    <name>.gbnf
+
+Message ids are messages-<row> and test-<row>, row the 0-based data row of
+that CSV (header not counted). Which rows are calibration messages is in the
+label file ("calibration": rows of messages.csv); the test split is test.csv,
+else the rows of messages.csv the label file lists under "test".
+"""
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+from labels import LabelSet, Message, read_label_file
+
+MESSAGES, TEST = "messages.csv", "test.csv"
+HEADER = ["text", "label"]
+
+
+def read_csv(path: Path, headers: tuple[list[str], ...], what: str) -> tuple[list[str], list[list[str]]]:
+    """(header, data rows) of a UTF-8 CSV file (a byte-order mark is allowed) whose first row is one of `headers`.
+
+    Each row has as many fields as the header. Raises ValueError, naming the
+    file, for a file that is empty, not UTF-8, not CSV, or whose header or a
+    row does not fit; OSError when it cannot be read. `what` names the file's
+    role in the errors ("the messages").
+    """
+    try:
+        text = Path(path).read_bytes().decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise ValueError(f"{what} file {path} is not UTF-8 (byte {error.start}); save it as UTF-8") from None
+    if not text.strip():
+        raise ValueError(f"{what} file {path} is empty")
+    try:
+        rows = list(csv.reader(text.splitlines(keepends=True)))
+    except csv.Error as error:
+        raise ValueError(f"{what} file {path} is not a CSV file: {error}") from None
+    header = [field.strip() for field in rows[0]]
+    if header not in headers:
+        expected = " or ".join(",".join(h) for h in headers)
+        raise ValueError(f"{what} file {path} starts with {','.join(rows[0])!r}, expected the header {expected}")
+    for line, row in enumerate(rows[1:], start=2):
+        if len(row) != len(header):
+            raise ValueError(f"{what} file {path}, line {line}: {len(row)} fields, expected {len(header)} "
+                             f"({','.join(header)}); quote a field that holds a comma")
+    return header, rows[1:]
+
+
+def read_messages(path: Path, prefix: str) -> list[Message]:
+    """The messages of a text,label CSV in file order, ids `<prefix>-<row>`; ValueError as read_csv, and for an
+    empty text or label."""
+    messages = []
+    for row, (text, label) in enumerate(read_csv(path, (HEADER,), "the messages")[1]):
+        if not text.strip() or not label.strip():
+            raise ValueError(f"{path}, data row {row}: empty {'text' if not text.strip() else 'label'}")
+        messages.append(Message(f"{prefix}-{row}", text, label.strip()))
+    return messages
+
+
+class TaskLoader:
+    """What a dataset's loader module provides (load_labels, load_split, fit_messages, PROMPT_INSTRUCTIONS),
+    read from a task folder made by make_task.py. label_file: the task's <name>.json."""
+
+    PROMPT_EXAMPLES = 5
+
+    def __init__(self, label_file: Path):
+        self.label_file = Path(label_file)
+        self.folder = self.label_file.parent
+        self.data = json.loads(self.label_file.read_text(encoding="utf-8"))
+
+    @property
+    def PROMPT_INSTRUCTIONS(self) -> str:  # noqa: N802 (a loader module's constant)
+        """The prompt's opening paragraph, as make_task.py wrote it into the label file."""
+        return self.data["task"]["instructions"]
+
+    def load_labels(self) -> LabelSet:
+        """The task's label set (labels.read_label_file: the structure is checked). ValueError naming a problem."""
+        return read_label_file(self.label_file, self.data["task"]["labels"], self.data["dataset"])
+
+    def messages(self) -> list[Message]:
+        """Every row of messages.csv, ids messages-<row>."""
+        return read_messages(self.folder / MESSAGES, "messages")
+
+    def load_split(self, split: str) -> list[Message]:
+        """calib: the calibration rows of messages.csv, in the label file's order; test: test.csv, else the
+        rows of messages.csv listed under "test". ValueError for another split."""
+        if split == "test" and (self.folder / TEST).exists():
+            return read_messages(self.folder / TEST, "test")
+        if split not in ("calib", "test"):
+            raise ValueError(f"split must be 'calib' or 'test', not {split!r}")
+        rows = self.data["calibration"]["rows"] if split == "calib" else self.data["test"]["rows"]
+        messages = self.messages()
+        return [messages[row] for row in rows]
+
+    def fit_messages(self) -> list[Message]:
+        """Every message of messages.csv but the calibration and test rows: what a retriever may see."""
+        held_out = set(self.data["calibration"]["rows"]) | set(self.data.get("test", {}).get("rows", ()))
+        return [message for row, message in enumerate(self.messages()) if row not in held_out]
