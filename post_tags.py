@@ -7,7 +7,8 @@ Then `git checkout post-03` gives a reader of post 03 exactly this:
 - the post folders 00 ... 03 and datasets/, without the files of a dataset
   that a later post introduces: a label file datasets/<name>.json whose
   "post" is N makes every datasets/ file whose name starts with <name> or
-  make_<name> a file of post N;
+  make_<name> a file of post N; the files of your own task (task.py,
+  make_task.py, your-task*: beyond the series, after post 08) are post 08's;
 - results/ (the reference results that posts 03+ read), only from post-03 on
   (a later post keeps the reference runs it adds in its own folder);
 - the tests of those posts: a tests/test_*.py file belongs to the highest post
@@ -78,6 +79,8 @@ POST_FOLDER = re.compile(r"(\d\d)-[A-Za-z0-9._-]+")
 DATASETS = "datasets"
 # A post folder's subfolder of the work that goes beyond the post (its scripts put it on sys.path themselves).
 BEYOND = "beyond"
+# The files of datasets/ that make and read a task of your own: beyond the series, its walk-through follows post 08.
+OWN_TASK_FILES, OWN_TASK_POST = re.compile(r"(make_)?task\.py|your-task.*"), 8
 
 
 class TagError(Exception):
@@ -187,7 +190,8 @@ def post_of_test_file(source: str, folders: dict[str, str], post_folders, where:
     imports, of the post folders its text names and of the later posts' datasets it names
     (later_datasets: name -> post); None when it has none of these (it goes in every tag).
     """
-    posts = {folder_post(folders[name]) for name in imported_modules(source, where) if name in folders}
+    posts = {post_of_dataset_file(f"{name}.py", later_datasets or {}) if folders[name] == DATASETS
+             else folder_post(folders[name]) for name in imported_modules(source, where) if name in folders}
     posts |= {folder_post(folder) for folder in post_folders if folder in source}
     posts |= {post for name, post in (later_datasets or {}).items() if name in source}
     return max(posts, default=None)
@@ -207,9 +211,11 @@ def later_datasets(label_files: dict[str, str]) -> dict[str, int]:
 
 
 def post_of_dataset_file(path: str, datasets: dict[str, int]) -> int:
-    """The post a file of datasets/ belongs to: that of the later dataset its name starts with (<name>... or
-    make_<name>...), else 0."""
+    """The post a file of datasets/ belongs to: OWN_TASK_POST for the files of your own task, else that of the
+    later dataset its name starts with (<name>... or make_<name>...), else 0."""
     name = PurePosixPath(path).name
+    if OWN_TASK_FILES.fullmatch(name):
+        return OWN_TASK_POST
     return max((post for dataset, post in datasets.items()
                 if name.startswith(dataset) or name.startswith(f"make_{dataset}")), default=0)
 

@@ -1,4 +1,3 @@
-# beyond the series: from post 08
 """Make a task of your own from two CSV files: your labels and your labelled messages.
 
     python3 datasets/make_task.py my_task --labels labels.csv --messages messages.csv

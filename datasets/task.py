@@ -1,4 +1,3 @@
-# beyond the series: from post 08
 """A task of your own as a dataset of the series: its folder holds data, no code.
 
 make_task.py makes the folder from your labels and labelled messages; the
