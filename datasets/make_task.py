@@ -233,6 +233,9 @@ def make_task(name: str, labels_path: Path, messages_path: Path, test_path: Path
     if name in DATASETS and not DATASETS[name].is_task:
         raise ValueError(f"{name!r} is a dataset of the series; give your task another name")
     labels = read_labels(labels_path)
+    if len(labels) > len(LETTERS) ** 2:
+        raise ValueError(f"{len(labels)} labels do not fit the codes: at most {len(LETTERS)} groups of at most "
+                         f"{len(LETTERS)} labels each ({len(LETTERS) ** 2} labels)")
     known = {label.name for label in labels}
     if out_of_scope is not None and out_of_scope not in known:
         raise ValueError(f"--out-of-scope {out_of_scope!r} is not a label of {labels_path}")
@@ -317,21 +320,16 @@ def make_task(name: str, labels_path: Path, messages_path: Path, test_path: Path
     return made
 
 
-def write_task(made: Made, folder: Path) -> list[str]:
-    """Write made.files into folder (made if need be; a test.csv of an earlier making that no longer has one is
-    removed). Returns a line per file: "wrote <path>" or "unchanged <path>"."""
+def write_task(made: Made, folder: Path) -> None:
+    """Write made.files into folder (made if need be); a test.csv of an earlier making that no longer has one is
+    removed. A file whose bytes are already these is left as it is."""
     folder.mkdir(parents=True, exist_ok=True)
-    lines = []
     for filename, content in made.files.items():
         path = folder / filename
-        same = path.exists() and path.read_bytes() == content
-        if not same:
+        if not (path.exists() and path.read_bytes() == content):
             path.write_bytes(content)
-        lines.append(f"{'unchanged' if same else 'wrote':<9} {shown(path)}")
     if TEST not in made.files and (folder / TEST).exists():
         (folder / TEST).unlink()
-        lines.append(f"{'removed':<9} {shown(folder / TEST)}")
-    return lines
 
 
 def shown(path: Path) -> str:
@@ -383,8 +381,9 @@ def main() -> int:
     checked = check_letters(letters)
     for line in summary(made):
         print(line)
-    for line in write_task(made, tasks_dir() / args.name):
-        print(line)
+    folder = tasks_dir() / args.name
+    write_task(made, folder)
+    print(f"wrote {shown(folder)}/: {', '.join(made.files)}")
     intents = made.labels.intents
     print(f"{args.name}: {len(intents)} labels in {len(made.labels.groups)} group"
           f"{'s' if len(made.labels.groups) > 1 else ''}, codes {intents[0].code} to {intents[-1].code}; "

@@ -45,7 +45,9 @@ the repository that does (03's run.py gets its client from typed_lines.py).
   without the option that keeps it fast (01's baseline.py without `--method
   neighbours`), and an offline command that comes
   after a server command in the same block (it reads what that command
-  writes, as 02's compare.py reads run.py's files): the script parses the
+  writes, as 02's compare.py reads run.py's files) or that names a task of
+  your own with --dataset (it reads that task's runs, which only a server
+  makes: datasets/your-task.md): the script parses the
   README's arguments with its own argparse parser and stops (python3 -c: the
   code is compiled), so a flag the script no longer has fails;
 - not run: the programs in NOT_RUN_PROGRAMS (git, uv, pip, export, cd,
@@ -411,10 +413,19 @@ def classify(command: Command, root: Path = ROOT) -> Kind:
         if any(needs_server(_source(root / earlier), root) for earlier in command.earlier):
             # It reads what a server command before it in the block writes (02's compare.py after run.py).
             return Kind("parse-only", script, args)
+        if task_named(args, root):
+            # It reads the runs of a task of your own, which only a server makes (datasets/your-task.md).
+            return Kind("parse-only", script, args)
         return Kind(offline, script, args)
     if takes_limit(path):
         return Kind("server --limit", script, args)
     return Kind("parse-only", script, args)
+
+
+def task_named(args: tuple[str, ...], root: Path = ROOT) -> bool:
+    """True when args hold `--dataset NAME` for a task of your own (no loader module NAME.py in datasets/)."""
+    name = next((args[i + 1] for i in range(len(args) - 1) if args[i] == "--dataset"), None)
+    return name is not None and not (root / "datasets" / f"{name}.py").exists()
 
 
 def _source(path: Path) -> str:
@@ -441,10 +452,23 @@ def repository_copy(target: Path) -> Path:
     return target
 
 
+# Pages whose later commands read what their first ones make (the walk-through makes a task that the rest name):
+# workspace() runs their offline commands once, in page order, so each command finds what it reads.
+BUILDS_ON = ("datasets/your-task.md",)
+
+
 def workspace(target: Path) -> Path:
     """A fresh copy of the repository to run README commands in, with the BANKING77 reference
-    results also copied to the names the READMEs give a reader's own files (OWN_FILES)."""
+    results also copied to the names the READMEs give a reader's own files (OWN_FILES), and what the
+    offline commands of the BUILDS_ON pages make."""
     repository_copy(target)
+    for page in BUILDS_ON:
+        if (target / page).exists():
+            for command in parse_markdown((target / page).read_text(), page):
+                if classify(command, target).name.startswith("offline"):
+                    exits = run_offline(command, target).returncode
+                    if exits:
+                        raise RuntimeError(f"{command.id}: exit status {exits} while preparing the copy")
     for name, reference in OWN_FILES.items():
         # A tag before post-03 has no reference results, and no README there names these files.
         found = next((target / "results" / "reference").rglob(reference), None)
@@ -455,6 +479,7 @@ def workspace(target: Path) -> Path:
 
 def command_env(command: Command) -> dict[str, str]:
     env = {**os.environ, "MPLBACKEND": "Agg", "PYTHONDONTWRITEBYTECODE": "1", **dict(command.env)}
+    env.pop("TYPED_DECISIONS_TASKS", None)  # a task a README makes goes into the copy's tasks/
     return {**env, **dataset_mirror(env)}
 
 
