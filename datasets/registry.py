@@ -6,7 +6,8 @@
 
 A dataset is a loader module in this folder and its label file beside it
 (banking77.py and banking77.json): every such pair is one, so adding a
-dataset takes those two files and nothing here. A script that takes
+dataset takes those two files and nothing here (a label file that extends
+another, "extends", needs no module: task.py's ExtendingLoader reads it). A script that takes
 --dataset adds it with add_dataset_argument, which lists DATASETS (and
 hides the option from --help while there is only one). Nothing
 is imported until it is needed: a script that only reads results files
@@ -63,19 +64,24 @@ class SavedPrompt:
 @dataclass(frozen=True)
 class Dataset:
     """One dataset of the series: name is its loader module's and its label file's name ("banking77").
-    folder: where its label file is (datasets/, or a task's own folder)."""
+    folder: a task's own folder (None: datasets/, where the series' datasets are)."""
 
     name: str
-    folder: Path = HERE
+    folder: Path | None = None
 
     @property
     def label_file(self) -> Path:
-        return self.folder / f"{self.name}.json"
+        return self.home / f"{self.name}.json"
+
+    @property
+    def home(self) -> Path:
+        """The folder of its label file and saved prompt: datasets/, or a task's folder."""
+        return self.folder or HERE
 
     @property
     def is_task(self) -> bool:
         """A task made by make_task.py: data in its own folder, no loader module."""
-        return self.folder != HERE
+        return self.folder is not None
 
     @property
     def header(self) -> dict:
@@ -86,6 +92,8 @@ class Dataset:
         """The dataset's loader module (imported on first use); a task's task.TaskLoader."""
         if self.is_task:
             return importlib.import_module("task").TaskLoader(self.label_file)
+        if not (HERE / f"{self.name}.py").exists():  # a label file that extends another needs no module
+            return importlib.import_module("task").ExtendingLoader(self.label_file)
         return importlib.import_module(self.name)
 
     def load_split(self, split: str) -> list:
@@ -140,7 +148,7 @@ class Dataset:
 
     def prompt_files(self) -> tuple[Path, Path]:
         """Where the saved prompt lives: (<name>.prompt.txt, <name>.gbnf) beside the label file."""
-        return self.folder / f"{self.name}.prompt.txt", self.folder / f"{self.name}.gbnf"
+        return self.home / f"{self.name}.prompt.txt", self.home / f"{self.name}.gbnf"
 
     def saved_prompt(self) -> SavedPrompt:
         """The saved system prompt and grammar; FileNotFoundError naming the command that writes them."""
@@ -178,9 +186,11 @@ def tasks_dir() -> Path:
 
 
 def discover(folder: Path = HERE, tasks: Path | None = None) -> dict[str, Dataset]:
-    """Every dataset in folder (a label file <name>.json beside a loader module <name>.py), then every task in
+    """Every dataset in folder (a label file <name>.json beside a loader module <name>.py, or one that extends
+    another), then every task in
     tasks (default tasks_dir(): a folder <name>/ holding <name>.json), by name; a series dataset keeps its name."""
-    found = {path.stem: Dataset(path.stem) for path in sorted(folder.glob("*.json")) if path.with_suffix(".py").exists()}
+    found = {path.stem: Dataset(path.stem) for path in sorted(folder.glob("*.json"))
+             if path.with_suffix(".py").exists() or "extends" in _header(path)}
     for path in sorted((tasks or tasks_dir()).glob("*/*.json")):
         if path.stem == path.parent.name and path.stem not in found:
             found[path.stem] = Dataset(path.stem, path.parent)

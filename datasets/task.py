@@ -107,3 +107,47 @@ class TaskLoader:
         """Every message of messages.csv but the calibration and test rows: what a retriever may see."""
         held_out = set(self.data["calibration"]["rows"]) | set(self.data.get("test", {}).get("rows", ()))
         return [message for row, message in enumerate(self.messages()) if row not in held_out]
+
+
+class ExtendingLoader:
+    """The loader of a label file that extends a dataset of the series ("extends": its name; banking77oos): that
+    dataset's messages, splits, calibration rows and groups, then the file's own groups, and the prompt's opening
+    paragraph from the file's "instructions". No loader module is needed for it. label_file: its <name>.json."""
+
+    def __init__(self, label_file: Path):
+        self.label_file = Path(label_file)
+        self.data = json.loads(self.label_file.read_text(encoding="utf-8"))
+
+    def base(self):
+        """The registry's Dataset that the label file extends."""
+        from registry import dataset_named
+        return dataset_named(self.data["extends"])
+
+    @property
+    def PROMPT_INSTRUCTIONS(self) -> str:  # noqa: N802 (a loader module's constant)
+        """The prompt's opening paragraph, from the label file."""
+        return self.data["instructions"]
+
+    def load_labels(self, path: Path | None = None) -> LabelSet:
+        """The base's label set with the groups of the label file (default: this one) after its own.
+
+        Raises ValueError when the file's structure is wrong (labels.read_label_file)
+        or when it reuses a group letter or an intent name of the base.
+        """
+        path = Path(path or self.label_file)
+        own_count = sum(len(group["intents"]) for group in json.loads(path.read_text(encoding="utf-8"))["groups"])
+        base, own = self.base().load_labels(), read_label_file(path, own_count, self.data["dataset"])
+        letters = {group.letter for group in base.groups} & {group.letter for group in own.groups}
+        names = set(base.by_intent) & set(own.by_intent)
+        if letters or names:
+            raise ValueError(f"{path}: reuses {self.data['extends'].upper()}'s "
+                             f"{'group letters' if letters else 'intent names'} {sorted(letters or names)}")
+        return LabelSet(base.groups + own.groups, base.calibration_rows)
+
+    def load_split(self, split: str) -> list[Message]:
+        """The base's split of that name: the messages and calibration rows are the same."""
+        return self.base().load_split(split)
+
+    def fit_messages(self) -> list[Message]:
+        """The base's training messages minus its calibration rows."""
+        return self.base().fit_messages()

@@ -1,14 +1,18 @@
-"""BANKING77 with an out-of-scope code (banking77oos, beyond post 08): BANKING77's label set plus I-A."""
+"""BANKING77 with an out-of-scope code (banking77oos, beyond post 08): BANKING77's label set plus I-A, from a label
+file that extends BANKING77's and no loader module of its own."""
 import json
 
 import pytest
 
 import banking77
-import banking77oos
 from grammar_codes import grammar_codes
 from labels import read_label_file
 from prompt import load_prompt
-from registry import DATASETS
+from registry import DATASETS, HERE
+from task import ExtendingLoader
+
+LABELS_FILE = HERE / "banking77oos.json"
+banking77oos = DATASETS["banking77oos"].loader()
 
 
 @pytest.fixture(scope="module")
@@ -27,6 +31,7 @@ def test_the_label_set_is_banking77s_77_intents_then_out_of_scope_as_i_a(labels)
 
 def test_the_registry_finds_it_from_post_08_with_banking77s_codes_and_i_a():
     dataset = DATASETS["banking77oos"]
+    assert isinstance(dataset.loader(), ExtendingLoader) and not (HERE / "banking77oos.py").exists()
     assert dataset.post == 8 and dataset.out_of_scope_codes() == {"I-A"}
     assert dataset.codes() == DATASETS["banking77"].codes() | {"I-A"}
     assert (dataset.split_size("calib"), dataset.split_size("test")) == (770, 3080)
@@ -62,7 +67,7 @@ def test_its_examples_are_none_of_the_adversarial_messages(labels):
 
 
 def test_a_group_letter_of_banking77_in_its_file_is_refused(tmp_path):
-    data = json.loads(banking77oos.LABELS_FILE.read_text())
+    data = json.loads(LABELS_FILE.read_text())
     data["groups"][0]["letter"] = "H"
     path = tmp_path / "banking77oos.json"
     path.write_text(json.dumps(data))
@@ -71,7 +76,7 @@ def test_a_group_letter_of_banking77_in_its_file_is_refused(tmp_path):
 
 
 def test_an_intent_name_of_banking77_in_its_file_is_refused(tmp_path):
-    data = json.loads(banking77oos.LABELS_FILE.read_text())
+    data = json.loads(LABELS_FILE.read_text())
     data["groups"][0]["intents"][0]["intent"] = "card_arrival"
     path = tmp_path / "banking77oos.json"
     path.write_text(json.dumps(data))
@@ -80,8 +85,8 @@ def test_an_intent_name_of_banking77_in_its_file_is_refused(tmp_path):
 
 
 def test_a_label_file_that_extends_another_takes_no_calibration_rows_of_its_own_and_one_without_must_have_them(tmp_path):
-    assert read_label_file(banking77oos.LABELS_FILE, 1, "banking77oos").calibration_rows == ()
-    data = json.loads(banking77oos.LABELS_FILE.read_text())
+    assert read_label_file(LABELS_FILE, 1, "banking77oos").calibration_rows == ()
+    data = json.loads(LABELS_FILE.read_text())
     del data["extends"]
     path = tmp_path / "other.json"
     path.write_text(json.dumps(data))

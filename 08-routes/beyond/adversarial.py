@@ -18,7 +18,7 @@ setting acts on, asks about and hands over, and every message acted on.
 
 --dataset banking77oos asks the same set with BANKING77's prompt plus the
 code I-A for a message that is not a request to the bank
-(datasets/banking77oos.py), routed with thresholds fitted on that run's
+(datasets/banking77oos.json), routed with thresholds fitted on that run's
 calib file (run.py --dataset banking77oos --split calib); an I-A answer
 always hands over, and the table counts those hand-overs apart. A decision
 whose calib file does not exist for the dataset (the combined one there) is

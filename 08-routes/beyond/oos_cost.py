@@ -3,7 +3,7 @@
     python3 08-routes/beyond/oos_cost.py --split calib       # the 770 calibration messages
     python3 08-routes/beyond/oos_cost.py --results 08-routes/reference/qwen2.5-coder-1.5b-instruct-q4_k_m/banking77oos-test-first770.jsonl
 
-banking77oos (datasets/banking77oos.py) is BANKING77 plus the code I-A for a
+banking77oos (datasets/banking77oos.json) is BANKING77 plus the code I-A for a
 message that is not a request to the bank. Every BANKING77 message is a
 request to the bank, so on its splits an I-A answer is always wrong; the
 longer prompt can move the other answers too. This script pairs the answers
