@@ -18,7 +18,8 @@ shared out, label by label (so the same files and seed give the same task):
   1. a text that repeats an earlier one (same words, case, spaces and a final
      ?.! aside) is left out of the splits: it would be its own neighbour;
   2. the label's messages are shuffled with random.Random("<seed>:<label>");
-  3. examples: the first 5 that are one line of at most 100 characters;
+  3. examples: the first 5 that are one line of at most 100 characters
+     without a "|" (the prompt's separator between examples);
   4. calibration split: the next ones, 10 per label, more when the labels are
      few (at least 300 in all: 2 labels take 150 each);
   5. test split: the rest (unless --test gives one).
@@ -51,6 +52,7 @@ from make_banking77 import fits_in_prompt, normalise, to_json
 from neighbours import Retriever
 from prompt import build_prompt
 from registry import DATASETS, HERE, tasks_dir
+from saved_answers import OWN_RESULTS
 from script_exit import exit_on_bad_input
 from task import MESSAGES, TEST, read_csv, read_messages
 
@@ -214,7 +216,8 @@ def share_out(rows: list[int], texts: list[str], seed: int, label: str, calibrat
     """(example rows, calibration rows, test rows) of one label's distinct messages (rows of messages.csv)."""
     order = list(rows)
     random.Random(f"{seed}:{label}").shuffle(order)
-    examples = [row for row in order if fits_in_prompt(texts[row])][:EXAMPLES]
+    # " | " separates the examples in the prompt, so a text holding "|" would read as two
+    examples = [row for row in order if fits_in_prompt(texts[row]) and "|" not in texts[row]][:EXAMPLES]
     rest = [row for row in order if row not in examples]
     return examples, rest[:calibration], sorted(rest[calibration:]) if keep_test else []
 
@@ -294,7 +297,9 @@ def make_task(name: str, labels_path: Path, messages_path: Path, test_path: Path
             notes.append(f"{leaked} test message{'s repeat' if leaked > 1 else ' repeats'} an example or a "
                          f"calibration message")
     elif not test_rows:
-        notes.append("no message is left for the test split: give test messages with --test")
+        notes.append("no message is left for the test split, so the scripts that report on test (ece.py, "
+                     "separation.py, routes.py...) need --split calib, which reports on the answers the fit saw; "
+                     "give test messages with --test to measure on messages the fit did not see")
     label_set = LabelSet(tuple(groups), tuple(round_robin))
 
     oos = [intent for intent in label_set.intents if intent.name == out_of_scope]
@@ -382,6 +387,11 @@ def main() -> int:
     for line in summary(made):
         print(line)
     folder = tasks_dir() / args.name
+    label_file = folder / f"{args.name}.json"
+    if label_file.exists() and label_file.read_bytes() != made.files[label_file.name]:
+        runs = sorted(OWN_RESULTS.glob(f"{args.name}-*.jsonl"))
+        made.notes += [f"{shown(run)} holds answers to the task as it was; move it away before run.py, as its "
+                       f"splits may have changed" for run in runs]
     write_task(made, folder)
     print(f"wrote {shown(folder)}/: {', '.join(made.files)}")
     intents = made.labels.intents

@@ -36,6 +36,8 @@ def read_csv(path: Path, headers: tuple[list[str], ...], what: str) -> tuple[lis
     row does not fit; OSError when it cannot be read. `what` names the file's
     role in the errors ("the messages").
     """
+    if not Path(path).is_file():
+        raise ValueError(f"{what} file {path} does not exist")
     try:
         text = Path(path).read_bytes().decode("utf-8-sig")
     except UnicodeDecodeError as error:
@@ -100,6 +102,10 @@ class TaskLoader:
         if split not in ("calib", "test"):
             raise ValueError(f"split must be 'calib' or 'test', not {split!r}")
         rows = self.data["calibration"]["rows"] if split == "calib" else self.data["test"]["rows"]
+        if not rows:
+            raise ValueError(f"the task {self.data['dataset']} has no {split} split: every message went to the prompt "
+                             f"examples and the calibration split; make it again with --test FILE (your test "
+                             f"messages), or report on --split calib")
         messages = self.messages()
         return [messages[row] for row in rows]
 

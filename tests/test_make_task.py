@@ -229,3 +229,28 @@ def test_a_task_made_from_two_files_runs_through_every_post_with_the_server(tmp_
         assert done.returncode == 0, f"{script}: {done.stderr}"
     refused = run_script("04-is-the-confidence-honest/ece.py", "--results", files["test"], env=env)
     assert refused.returncode == 2  # a task's results are not BANKING77's
+
+
+def test_a_text_holding_the_examples_separator_is_never_an_example(tmp_path):
+    labels, messages = synthetic(tmp_path, 2, per_label=160)
+    rows = list(csv.reader(messages.open()))
+    write_csv(messages, rows[0], [[f"is the driver lost | still waiting {i}", row[1]] if i < 100 else row
+                                  for i, row in enumerate(rows[1:])])
+    made = make_task("mine", labels, messages)
+    assert not [text for intent in made.labels.intents for text in intent.examples if "|" in text]
+    assert len(made.labels.intents[0].examples) == 5
+
+
+def test_a_task_without_a_test_split_says_how_to_get_one_when_asked_for_it(tmp_path):
+    labels, messages = synthetic(tmp_path, 30, per_label=15)
+    write_task(make_task("mine", labels, messages), tmp_path / "tasks" / "mine")
+    dataset = discover(tasks=tmp_path / "tasks")["mine"]
+    assert dataset.split_size("test") == 0 and len(dataset.load_split("calib")) == 300
+    with pytest.raises(ValueError, match="has no test split: .* --test FILE .* --split calib"):
+        dataset.load_split("test")
+
+
+def test_a_missing_file_is_named(tmp_path):
+    labels, _ = synthetic(tmp_path, 2)
+    with pytest.raises(ValueError, match=r"the messages file .*nowhere.csv does not exist"):
+        make_task("mine", labels, tmp_path / "nowhere.csv")
