@@ -35,6 +35,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import importlib
+import importlib.util
 import json
 import os
 from dataclasses import dataclass
@@ -92,7 +93,7 @@ class Dataset:
         """The dataset's loader module (imported on first use); a task's task.TaskLoader."""
         if self.is_task:
             return importlib.import_module("task").TaskLoader(self.label_file)
-        if not (HERE / f"{self.name}.py").exists():  # a label file that extends another needs no module
+        if importlib.util.find_spec(self.name) is None:  # a label file that extends another needs no module
             return importlib.import_module("task").ExtendingLoader(self.label_file)
         return importlib.import_module(self.name)
 
