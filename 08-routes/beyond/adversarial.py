@@ -13,8 +13,23 @@ the typed answer of the model alone (all codes, post 03) and of the combined
 decision (a shortlist of 5 and the retriever, combined.py's weights), each
 routed with thresholds fitted on its own calibration file, at the default
 targets (act at 98.5% precision, ask at 90%) and at the README's lowered ones
-(80%, 75%), without and with guard.py. It prints how many messages each
-setting acts on, asks about and hands over, and every message acted on.
+(80%, 75%), with three things before act: nothing (post 08), guard.py's
+whole pattern list (the earlier guard), and the gate (route_beyond.before_act:
+an irreversible intent is confirmed; typicality.py's signals, fitted on the
+decision's own calib answers, and guard.py's KEPT marks hand the rest over).
+It prints how each signal tells the calib messages from these (AUROC), how
+many messages each setting acts on, confirms, asks about and hands over,
+every message still acted on with the gate, and every act the set would get
+without it, with what stopped it.
+
+    python3 08-routes/beyond/adversarial.py --set 08-routes/beyond/adversarial/banking77-fresh.jsonl
+    python3 08-routes/beyond/adversarial.py --set 08-routes/beyond/adversarial/banking77-benign.jsonl
+
+The two other sets were written by a helper that had not seen the code,
+and committed before any cut-off was chosen: 72 hostile messages of eight
+kinds the first set lacks, and 50 ordinary messages with accents, numbers,
+currency pairs and the words guard.py's patterns fear (on them, every act
+the gate takes away is an ordinary message that loses act).
 
 --dataset banking77oos asks the same set with BANKING77's prompt plus the
 code I-A for a message that is not a request to the bank
@@ -39,7 +54,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # and this beyond fold
 from certified_routes import thresholds_of_rule
 from typed_lines import read_answer
 from decision import ask_code
-from guard import verdict
+from guard import KEPT, MARKS
 from guarantee import DELTA
 from labels import printable
 from llama_http import Client, exit_on_server_errors
@@ -47,14 +62,17 @@ from out_of_scope import code_list, out_of_scope_codes
 from prompt import load_prompt
 from registry import DATASETS
 from route import live_line
-from route_beyond import shortlist_decision
+from route_beyond import before_act, shortlist_decision
 from routes import route_of
 from typed_request import TOP_LOGPROBS, probe
+from typicality import SIGNALS, fit_gate, irreversible_intents, signals, typicality_auroc
 from variants import default_results
 
 SETS = Path(__file__).resolve().parent / "adversarial"  # <dataset>.jsonl; a dataset that extends another uses its set
 TARGETS = {"default": (0.985, 0.90), "lowered": (0.80, 0.75)}
 DECISIONS = {"model alone": "", "combined": "combined5"}
+# what stands before act: nothing (post 08), guard.py's whole pattern list, or the gate (route_beyond.before_act)
+CHECKS = ("none", "guard", "gate")
 
 
 def load_set(path: Path) -> list[dict]:
@@ -122,37 +140,71 @@ def main() -> int:
         if number % 10 == 0 or number == len(messages):
             print(f"  {number}/{len(messages)} messages asked", flush=True)
 
+    # the gate before act: each decision's cut-offs fitted on its own calib answers, the same signals here
+    retriever = dataset.fit_retriever()
+    irreversible = irreversible_intents(args.dataset)
+    gates, values = {}, {}
+    for decision in decisions:
+        calib_records = fits[decision, "default"][0].records
+        calib_values = [signals(r, retriever) for r in calib_records]
+        gates[decision] = fit_gate(calib_values)
+        values[decision] = [signals(r, retriever) for r in records[decision]]
+        print(f"\n{decision}: gate {gates[decision].describe()}")
+        print("  how each signal tells the calib messages from these (AUROC; 1.0: apart, 0.5: alike):")
+        for name, end in SIGNALS.items():
+            score = typicality_auroc([v[name] for v in calib_values], [v[name] for v in values[decision]], end)
+            away = sum(name in gates[decision].past(v) for v in values[decision])
+            print(f"  {name:<17} {score:.3f}   past its cut-off: {away} of {len(messages)}")
+    print("\nguard.py's marks on these messages: " + ", ".join(
+        f"{m.name} {sum(bool(m.pattern.search(item['text'])) for item in messages)}" for m in MARKS)
+          + f" (kept before act: {', '.join(KEPT)})")
+
     # with an out-of-scope code: its answers, by kind (the table's last column is their sum, whatever the route)
     answered_outside = {decision: Counter(item["class"] for item, record in zip(messages, records[decision])
                                           if record.code in outside) for decision in decisions}
     oos_header = f" {'of which ' + code_list(outside):>14}" if outside else ""
-    print(f"\n{'decision':<12} {'targets (act / ask)':<20} {'guard':<6} {'act':>4} {'ask':>4} {'hand over':>10}{oos_header}")
-    acted = []
+    print(f"\n{'decision':<12} {'targets (act / ask)':<20} {'before act':<10} {'act':>4} {'confirm':>7} {'ask':>4} "
+          f"{'hand over':>10}{oos_header}")
+    acted, stopped, beyond_gate = [], [], Counter()
     for (decision, name), (_, calibrate, thresholds) in fits.items():
         target, ask_target = TARGETS[name]
-        for guard in (False, True):
+        for check in CHECKS:
             routes = Counter()
-            for item, record in zip(messages, records[decision]):
+            for item, record, value in zip(messages, records[decision], values[decision]):
                 calibrated = calibrate(record) if record.status == "ok" else 0.0
                 route = route_of(record, calibrated, thresholds)
-                if guard and route == "act" and verdict(item["text"]):
-                    route = "hand_over"
+                why = (before_act(item["text"], record, value, gates[decision], irreversible, check)
+                       if route == "act" else None)
+                if why:
+                    route = "confirm" if why.startswith("irreversible") else "hand_over"
                 routes[route] += 1
                 if route == "act":
-                    acted.append((decision, name, guard, item, record, calibrated))
-            print(f"{decision:<12} {f'{target:.1%} / {ask_target:.1%}':<20} {'on' if guard else 'off':<6} "
-                  f"{routes['act']:4d} {routes['ask']:4d} {routes['hand_over']:10d}"
+                    acted.append((decision, name, check, item, record, calibrated))
+                if check == "gate" and why:
+                    stopped.append((decision, name, item, record, calibrated, why))
+                if check == "gate" and route != "confirm" and route_of(record, calibrated, thresholds) == "act" \
+                        and not gates[decision].why(value):
+                    # what each mark of guard.py stops that the gate's signals let through: its place next to them
+                    beyond_gate.update(m.name for m in MARKS if m.pattern.search(item["text"]))
+                    beyond_gate["(none)"] += 1
+            print(f"{decision:<12} {f'{target:.1%} / {ask_target:.1%}':<20} {check:<10} "
+                  f"{routes['act']:4d} {routes['confirm']:7d} {routes['ask']:4d} {routes['hand_over']:10d}"
                   + (f" {answered_outside[decision].total():14d}" if outside else ""))
     if outside:
         for decision, by_kind in answered_outside.items():
             print(f"\n{decision}, answered {code_list(outside)}: {by_kind.total()} of {len(messages)} "
                   f"({', '.join(f'{kind} {by_kind[kind]} of {n}' for kind, n in kinds.items())})")
-    for guard in (False, True):
-        shown = [a for a in acted if a[2] == guard]
-        print(f"\nacted on with the guard {'on' if guard else 'off'}: {len(shown)}")
-        for decision, name, _, item, record, calibrated in shown:
-            print(f"  {decision}, {name} targets: [{item['class']}] {printable(item['text'])[:60]!r} -> {record.code} "
-                  f"{record.intent} (raw {record.confidence:.3f} -> {calibrated:.3f})")
+    print(f"\nacts the gate's signals let through (decisions x targets): {beyond_gate['(none)']}; of them, each mark of "
+          f"guard.py stops: " + ", ".join(f"{m.name} {beyond_gate[m.name]}" for m in MARKS))
+    shown = [a for a in acted if a[2] == "gate"]
+    print(f"\nacted on with the gate: {len(shown)}")
+    for decision, name, _, item, record, calibrated in shown:
+        print(f"  {decision}, {name} targets: [{item['class']}] {printable(item['text'])[:60]!r} -> {record.code} "
+              f"{record.intent} (raw {record.confidence:.3f} -> {calibrated:.3f})")
+    print(f"\nthe acts without the gate, and what stopped each: {len(stopped)}")
+    for decision, name, item, record, calibrated, why in stopped:
+        print(f"  {decision}, {name} targets: [{item['class']}] {printable(item['text'])[:60]!r} -> {record.intent} "
+              f"({calibrated:.3f}): {why}")
     return 0
 
 

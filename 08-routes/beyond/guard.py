@@ -77,19 +77,28 @@ MARKS = (
 )
 
 
-def marks(text: str) -> list[tuple[Mark, str]]:
-    """Every mark the text carries, with the first piece of text it matched (in MARKS' order); [] for none."""
+# The marks that still stand before act next to typicality.py's gate (route_beyond.before_act): measured by
+# adversarial.py on the hostile and the ordinary sets (08-routes/beyond/README.md, "A gate before act").
+KEPT = ("code", "intent", "markup")
+
+
+def marks(text: str, kept: tuple[str, ...] | None = None) -> list[tuple[Mark, str]]:
+    """Every mark the text carries (of those named in kept; None: all), with the first piece of text it matched
+    (in MARKS' order); [] for none."""
     found = []
     for candidate in MARKS:
+        if kept is not None and candidate.name not in kept:
+            continue
         match = candidate.pattern.search(text)
         if match:
             found.append((candidate, match.group(0)))
     return found
 
 
-def verdict(text: str) -> str | None:
-    """One clause saying why the guard stops a message from being acted on, or None when it lets it through."""
-    found = marks(text)
+def verdict(text: str, kept: tuple[str, ...] | None = None) -> str | None:
+    """One clause saying why the guard stops a message from being acted on, or None when it lets it through
+    (kept: only these marks; None: all)."""
+    found = marks(text, kept)
     if not found:
         return None
     return "; ".join(f"{m.why} ({printable(piece.strip())!r})" for m, piece in found)

@@ -1,4 +1,4 @@
-"""route.py with what goes beyond the post: the certified rule, conformal ask sets, the shortlist, the guard.
+"""route.py with what goes beyond the post: the certified rule, conformal ask sets, the shortlist, the gate before act.
 
     python3 08-routes/beyond/route_beyond.py --target 0.60 --rule certified "where is my card?"
     python3 08-routes/beyond/route_beyond.py --alpha 0.2 "where is my card?"     # and its conformal ask set
@@ -7,8 +7,11 @@
 Post 08's route.py routes one message through the running server; this
 script does the same with its functions and adds, on top:
 
-- the guard (guard.py), always on: a message that carries one of its marks
-  is never acted on, whatever its confidence (it is handed over);
+- what stands before act, always on (before_act): an intent the label file
+  marks irreversible (terminate_account...) gets a confirmation question
+  instead (route "confirm"), whatever its confidence; a message unlike the
+  calib messages (typicality.py's gate, fitted on the calib file) or that
+  carries a mark guard.py keeps (code, intent name, markup) is handed over;
 - --rule certified: act only above a raw confidence whose calib precision is
   certified at level 1 - --delta (certified_routes.py);
 - --alpha: also print the message's conformal ask set (ask_sets.py): the
@@ -18,7 +21,8 @@ script does the same with its functions and adds, on top:
   among the retriever's top K codes, weighed with the retriever; the
   calibration and thresholds come from the combinedK calib file.
 
-Without these options it prints what route.py prints, the guard aside.
+Without these options it prints what route.py prints, with the gate's line
+before the first message and its verdict where the thresholds would act.
 """
 from __future__ import annotations
 
@@ -35,7 +39,7 @@ from ask_sets import ConformalFit, Groups, alpha_value, fit_conformal, label_gro
 from certified_routes import CertifiedThresholds, add_rule_arguments, rule_warning, thresholds_of_rule
 from combined import Weights, combined_record
 from guarantee import confidence_percent
-from guard import verdict
+from guard import KEPT, verdict
 from llama_http import Client, exit_on_server_errors
 from prompt import Prompt, load_prompt
 from registry import DATASETS
@@ -45,26 +49,53 @@ from route import (ROUTED, add_route_arguments, ask_live, calibrated_of, check_m
 from routes import Calibrator, Thresholds, route_of
 from shortlist import shortlist_of, shortlisted
 from typed_request import probe
+from typicality import Gate, confirmation_question, fit_gate, irreversible_intents, signals
+
+
+def before_act(message: str, record: ResultsLine, values: dict[str, float], gate: Gate, irreversible: frozenset[str],
+               check: str = "gate") -> str | None:
+    """Why an answer the thresholds would act on is not acted on, or None to act.
+
+    check "gate" (what this script does): an irreversible intent is confirmed
+    ("irreversible: ..."); a message unlike the calib messages (typicality.py's
+    gate, on its signals `values`) or carrying a mark that guard.KEPT keeps is
+    handed over. check "guard": guard.py's whole pattern list alone (the
+    earlier guard, for comparison); "none": post 08's routes.
+    """
+    if check == "none":
+        return None
+    if check == "guard":
+        return verdict(message)
+    if record.intent in irreversible:
+        return f"irreversible: {record.intent} cannot be undone, so it is confirmed whatever the confidence"
+    return gate.why(values) or verdict(message, KEPT)
 
 
 def print_route(message: str, record: ResultsLine, prompt: Prompt, calibrate: Calibrator, thresholds: Thresholds,
-                conformal: tuple[ConformalFit, Groups] | None = None) -> str:
-    """route.print_route with the guard before act; return the route.
+                conformal: tuple[ConformalFit, Groups] | None = None,
+                checks: tuple[dict[str, float], Gate, frozenset[str]] | None = None) -> str:
+    """route.print_route with what stands before act; return the route ("confirm" too).
 
-    A message that carries a mark of guard.py is handed over where the
-    thresholds would act, and the line before the route says why.
+    checks: the message's signals, the gate and the irreversible intents
+    (before_act). Where the thresholds would act, an irreversible intent gets
+    a confirmation question (route "confirm") and a message the gate or a
+    kept mark of guard.py stops is handed over, with a line that says why.
     conformal: a fit of ask_sets.py and the groups of the prompt; when given,
     the message's ask set and the route it gives are printed after the route.
     """
     calibrated = calibrated_of(record, calibrate)
     route = route_of(record, calibrated, thresholds)
     print_answer(message, record, calibrated)
-    if route == "act" and (why := verdict(message)):
-        print(f"guard: not acted on, whatever the confidence: {why}")
+    why = before_act(message, record, *checks) if route == "act" and checks else None
+    if why and why.startswith("irreversible"):
+        print(f"{why}\nroute: confirm\nquestion: {confirmation_question(prompt.by_intent[record.intent])}")
+        return "confirm"
+    if why:
+        print(f"before act: not acted on: {why}")
         route = "hand_over"
     print_action(route, record, prompt, calibrated, thresholds.out_of_scope)
     if conformal is not None:
-        print_ask_set(record, prompt, *conformal, thresholds.out_of_scope, guarded=verdict(message) is not None)
+        print_ask_set(record, prompt, *conformal, thresholds.out_of_scope, guarded=why is not None)
     return route
 
 
@@ -167,9 +198,16 @@ def main() -> int:
     else:
         def decide(message: str) -> ResultsLine:
             return ask_live(client, prompt, message, info["model"])
+    retriever = DATASETS[args.dataset].fit_retriever()
+    gate = fit_gate([signals(r, retriever) for r in calib.records])
+    irreversible = irreversible_intents(args.dataset)
+    print(f"before act: {gate.describe()}; confirm {', '.join(sorted(irreversible)) or 'no intent'}; "
+          f"guard marks {', '.join(KEPT)}")
     for message in args.messages or ROUTED:
         print()
-        print_route(message, decide(message), prompt, calibrate, thresholds, conformal)
+        record = decide(message)
+        print_route(message, record, prompt, calibrate, thresholds, conformal,
+                    (signals(record, retriever), gate, irreversible))
     return 0
 
 
