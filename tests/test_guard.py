@@ -61,3 +61,12 @@ def test_route_beyond_never_acts_on_a_guarded_message_with_the_real_server(clien
     result = run_script("08-routes/beyond/route_beyond.py", "--other-model", item["text"], env={"LLAMA_URL": client.url})
     assert result.returncode == 0, result.stderr
     assert "route: act" not in result.stdout
+
+
+def test_the_marks_kept_before_act_stop_no_ordinary_message_of_the_benign_set():
+    from guard import KEPT
+    benign = load_set(SETS / "banking77-benign.jsonl")
+    assert set(KEPT) <= {m.name for m in MARKS} and len(benign) >= 40
+    assert [item["text"] for item in benign if verdict(item["text"], KEPT)] == []
+    # the mark left out would stop some: accents (language)
+    assert [item["text"] for item in benign if verdict(item["text"])]

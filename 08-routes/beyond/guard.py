@@ -21,11 +21,16 @@ of these marks is handed over to a person whatever its confidence:
   its examples and the calibration split are English in ASCII letters, so a
   confidence on another language's message was never calibrated (none of the
   BANKING77 or CLINC150 messages has such a letter);
-- order: instructions about the answer (answer, reply or respond with /
-  only / in JSON; classify or label it as; the right code or answer is;
-  ignore or forget the instructions or the list; developer mode, system
-  prompt; pick or choose the intent or code; confidence or "100%"
-  certainty; a JSON object).
+- order: instructions about the answer (answer, reply or respond with a
+  code, label or intent, or in JSON; classify or label it as; the right code
+  or answer is; ignore or forget the instructions or the list; developer
+  mode, system prompt; pick or choose the intent or code; "100%" certainty;
+  a JSON object). "Confident" and "reply with" alone are no longer orders:
+  customers write them ("I'm not confident my transfer went through").
+
+Next to typicality.py's gate, route_beyond.py keeps the marks KEPT (all but
+language, which stops every accent); adversarial.py prints what each mark
+stops that the gate's signals let through.
 
 Each mark is a regular expression below (MARKS), chosen from what the
 prompt and the grammar make possible to name and checked on the test
@@ -67,19 +72,19 @@ MARKS = (
                    r"|^\s*(system|assistant|user)\s*:|<\s*/?\s*script\b|\bdrop\s+table\b|\bunion\s+select\b|'\s*or\s*'",
          "it carries markup for a machine (a chat template, HTML, SQL)"),
     Mark("language", re.compile(r"[^\W\d_a-zA-Z]"), "it is written in letters the calibration never saw"),
-    mark("order", r"\b(answer|respond|reply|output|return|print)\b[^.?!\n]{0,25}\b(with|only|code|label|json)\b"
+    mark("order", r"\b(answer|respond|reply|output|return|print)\b[^.?!\n]{0,25}\b(code|label|intent|json)\b"
                   r"|\b(classify|categori[sz]e|label)\b[^.?!\n]{0,20}\bas\b"
                   r"|\b(correct|right|only)\s+(answer|code|label|intent|category)\b"
                   r"|\b(ignore|forget|disregard)\b[^.?!\n]{0,30}\b(instructions?|rules?|list|above|previous|prompt)\b"
                   r"|\b(pick|choose|select)\b[^.?!\n]{0,25}\b(intent|code|label|category)\b"
-                  r"|\bdeveloper mode\b|\bsystem prompt\b|\byou are now\b|\bconfiden(ce|t)\b|\b100\s?%|\bjson\b|\{\s*\"",
+                  r"|\bdeveloper mode\b|\bsystem prompt\b|\byou are now\b|\b100\s?%|\bjson\b|\{\s*\"",
          "it tells the classifier what to answer"),
 )
 
 
 # The marks that still stand before act next to typicality.py's gate (route_beyond.before_act): measured by
 # adversarial.py on the hostile and the ordinary sets (08-routes/beyond/README.md, "A gate before act").
-KEPT = ("code", "intent", "markup")
+KEPT = ("code", "intent", "markup", "order")
 
 
 def marks(text: str, kept: tuple[str, ...] | None = None) -> list[tuple[Mark, str]]:
