@@ -172,7 +172,7 @@ def main() -> int:
             routes = Counter()
             for item, record, value in zip(messages, records[decision], values[decision]):
                 calibrated = calibrate(record) if record.status == "ok" else 0.0
-                route = route_of(record, calibrated, thresholds)
+                route = planned = route_of(record, calibrated, thresholds)
                 why = (before_act(item["text"], record, value, gates[decision], irreversible, check)
                        if route == "act" else None)
                 if why:
@@ -182,8 +182,7 @@ def main() -> int:
                     acted.append((decision, name, check, item, record, calibrated))
                 if check == "gate" and why:
                     stopped.append((decision, name, item, record, calibrated, why))
-                if check == "gate" and route != "confirm" and route_of(record, calibrated, thresholds) == "act" \
-                        and not gates[decision].why(value):
+                if check == "gate" and planned == "act" and route != "confirm" and not gates[decision].why(value):
                     # what each mark of guard.py stops that the gate's signals let through: its place next to them
                     beyond_gate.update(m.name for m in MARKS if m.pattern.search(item["text"]))
                     beyond_gate["(none)"] += 1

@@ -109,6 +109,23 @@ def verdict(text: str, kept: tuple[str, ...] | None = None) -> str | None:
     return "; ".join(f"{m.why} ({printable(piece.strip())!r})" for m, piece in found)
 
 
+def act_table(records: list, settings: dict[str, list[str]]) -> list[str]:
+    """The act route of each setting (name -> the route of every record) as a table: a header, then per setting
+    how many records it acts on, that share of all records, how many of them are right, and that precision."""
+    lines = [f"{'':<14} {'acted':>6} {'coverage':>9} {'right':>6} {'precision':>10}"]
+    for name, chosen in settings.items():
+        acted = [r for r, route in zip(records, chosen) if route == "act"]
+        right = sum(r.correct for r in acted)
+        precision = f"{100 * right / len(acted):9.1f}%" if acted else "        -"
+        lines.append(f"{name:<14} {len(acted):6d} {100 * len(acted) / len(records):8.1f}% {right:6d} {precision}")
+    return lines
+
+
+def lost_acts(records: list, before: list[str], after: list[str]) -> list:
+    """The records acted on with the routes `before` and not with the routes `after`."""
+    return [r for r, planned, final in zip(records, before, after) if planned == "act" and final != "act"]
+
+
 def main() -> int:
     from routes import add_threshold_arguments, fit_from, route_all
     from calib_split import add_fit_arguments, load_fit_and_report
@@ -136,13 +153,8 @@ def main() -> int:
     routes = route_all(records, calibrate, thresholds)
     guarded = ["hand_over" if route == "act" and marks(r.text) else route for r, route in zip(records, routes)]
     print(f"\nthe act route at {args.target:.1%} precision (thresholds fitted on calib):")
-    print(f"{'':<14} {'acted':>6} {'coverage':>9} {'right':>6} {'precision':>10}")
-    for name, chosen in (("without guard", routes), ("with guard", guarded)):
-        acted = [r for r, route in zip(records, chosen) if route == "act"]
-        right = sum(r.correct for r in acted)
-        precision = f"{100 * right / len(acted):9.1f}%" if acted else "        -"
-        print(f"{name:<14} {len(acted):6d} {100 * len(acted) / len(records):8.1f}% {right:6d} {precision}")
-    lost = [r for r, before, after in zip(records, routes, guarded) if before == "act" and after != "act"]
+    print("\n".join(act_table(records, {"without guard": routes, "with guard": guarded})))
+    lost = lost_acts(records, routes, guarded)
     print(f"\nthe guard stops {len(lost)} act{'' if len(lost) == 1 else 's'} on ordinary messages"
           + (f" ({sum(r.correct for r in lost)} of them right)" if lost else ""))
     return 0

@@ -154,6 +154,7 @@ def confirmation_question(intent) -> str:
 
 def main() -> int:
     from calib_split import add_fit_arguments, load_fit_and_report
+    from guard import act_table, lost_acts
     from registry import DATASETS
     from routes import add_threshold_arguments, fit_from, route_all
     from variants import add_variant_argument, reading
@@ -182,13 +183,8 @@ def main() -> int:
     routes = route_all(records, calibrate, thresholds)
     gated = ["hand_over" if route == "act" and gate.why(v) else route for route, v in zip(routes, values)]
     print(f"\nthe act route at {args.target:.1%} precision (thresholds fitted on calib), {args.dataset} {args.split}:")
-    print(f"{'':<14} {'acted':>6} {'coverage':>9} {'right':>6} {'precision':>10}")
-    for name, chosen in (("without gate", routes), ("with gate", gated)):
-        acted = [r for r, route in zip(records, chosen) if route == "act"]
-        right = sum(r.correct for r in acted)
-        precision = f"{100 * right / len(acted):9.1f}%" if acted else "        -"
-        print(f"{name:<14} {len(acted):6d} {100 * len(acted) / len(records):8.1f}% {right:6d} {precision}")
-    lost = [r for r, before, after in zip(records, routes, gated) if before == "act" and after != "act"]
+    print("\n".join(act_table(records, {"without gate": routes, "with gate": gated})))
+    lost = lost_acts(records, routes, gated)
     acts = routes.count("act")
     print(f"\nthe gate stops {len(lost)} of {acts} acts ({100 * len(lost) / acts if acts else 0:.1f}%)"
           + (f", {sum(r.correct for r in lost)} of them right" if lost else ""))
