@@ -30,7 +30,6 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from labels import seeded_sample
 from registry import DATASETS, SPLITS, Dataset, add_dataset_argument
 from results_file import is_final, numbered_records, relative, results_folder
 from results_record import ResultsLine, answers_and_errors
@@ -128,6 +127,7 @@ def answered_ids(path: Path) -> set[str]:
 def sample_ids(dataset: Dataset, split: str, size: int, seed: int) -> frozenset[str]:
     """The ids of labels.seeded_sample(split, size, seed): the messages a sample run asks, recomputed from the data
     (cached per process). Raises ValueError for a size the split does not allow."""
+    from labels import seeded_sample  # only when a sample file is there: a reader loads no more modules otherwise
     return frozenset(m.id for m in seeded_sample(dataset.load_split(split), size, seed))
 
 
