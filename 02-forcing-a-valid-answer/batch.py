@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from labels import Message, split_code, spread
+from labels import Message, seeded_sample, split_code, spread
 from decision import CodeReply
 from prompt import Prompt
 from results_file import ResultsFile, relative
@@ -28,20 +28,50 @@ class RunStopped(Exception):
 
 
 def add_split_arguments(parser: argparse.ArgumentParser) -> None:
-    """--split (calib or test, default test), --limit N and --spread: the messages a run.py sends."""
+    """--split (calib or test, default test), --limit N, --spread and --sample N --seed S: the messages a run.py
+    sends."""
     parser.add_argument("--split", choices=("calib", "test"), default="test",
                         help="which messages (default: test, the official test split)")
-    parser.add_argument("--limit", type=int, help="only the first N messages of the split, in its order (calib is "
+    parser.add_argument("--limit", type=int, metavar="N", help="only the first N messages of the split, in its order (calib is "
                         "listed round-robin over the intents, so any prefix covers them evenly; test in file order)")
     parser.add_argument("--spread", action="store_true",
                         help="reorder the split round-robin over the intents before --limit (useful for test)")
+    parser.add_argument("--sample", type=int, metavar="N",
+                        help="N messages of the split drawn at random with --seed, each intent in proportion to its "
+                        "share and every intent at least once when N allows; kept in the split's order. Not with "
+                        "--limit or --spread")
+    parser.add_argument("--seed", type=int, metavar="S",
+                        help="the seed of --sample (default: 0): the same N and seed give the same messages anywhere")
+
+
+def sample_of(args: argparse.Namespace) -> tuple[int, int] | None:
+    """(N, seed) of a --sample run (seed 0 unless --seed), None for a run without --sample."""
+    return None if args.sample is None else (args.sample, 0 if args.seed is None else args.seed)
 
 
 def pick_messages(messages: list[Message], args: argparse.Namespace, parser: argparse.ArgumentParser) -> list[Message]:
-    """The messages of a split that --spread and --limit select; a --limit below 1 is a parser error (exit 2)."""
+    """The messages of a split that --spread and --limit, or --sample and --seed, select.
+
+    A --limit or --sample below 1, a --sample larger than the split, --sample
+    with --limit or --spread, a --seed below 0 or without --sample are parser
+    errors (one line, exit 2). --sample: labels.seeded_sample, in the split's
+    order.
+    """
     if args.limit is not None and args.limit < 1:
         parser.error("--limit must be 1 or more")
-    return (spread(messages) if args.spread else messages)[: args.limit]
+    if args.sample is None:
+        if args.seed is not None:
+            parser.error("--seed goes with --sample N: it chooses which N messages")
+        return (spread(messages) if args.spread else messages)[: args.limit]
+    if args.limit is not None or args.spread:
+        parser.error("--sample draws its own messages from the whole split: give it without --limit and --spread")
+    if args.sample < 1:
+        parser.error("--sample must be 1 or more")
+    if args.sample > len(messages):
+        parser.error(f"--sample {args.sample}: the {args.split} split has {len(messages):,} messages")
+    if args.seed is not None and args.seed < 0:
+        parser.error("--seed must be 0 or more")
+    return seeded_sample(messages, *sample_of(args))
 
 
 def base_record(message: Message, reply: CodeReply, prompt: Prompt, model: str, settings: dict) -> dict:

@@ -9,8 +9,9 @@ the committed reference runs of the CPU default model are in
 results/reference/ (and a later post that adds a kind of run of its own keeps
 its reference runs in its folder's reference/). Without --results, a script
 reads the reader's own run
-once it holds an answer for every message of its split, else the reference
-run, and describe() says which and why. Each line is checked whole and read
+once it holds an answer for every message of its split, else a complete
+seeded sample of the reader's (run.py --sample N --seed S, in a file of its
+own: sample_runs), else the reference run, and describe() says which and why. Each line is checked whole and read
 as a ResultsLine (results_record.py); the lines with status "error" (failed requests, not
 answers) are kept apart: every script reports them as their own count and
 leaves them out of every figure. The options that name the file (--split,
@@ -22,11 +23,14 @@ reader's mistake is one line.
 from __future__ import annotations
 
 import argparse
+import glob
 import json
+import re
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
-from registry import DATASETS, SPLITS, add_dataset_argument
+from registry import DATASETS, SPLITS, Dataset, add_dataset_argument
 from results_file import is_final, numbered_records, relative, results_folder
 from results_record import ResultsLine, answers_and_errors
 
@@ -35,6 +39,8 @@ ROOT = Path(__file__).resolve().parents[1]
 OWN_RESULTS = results_folder(__file__)
 REFERENCE_MODEL = "qwen2.5-coder-1.5b-instruct-q4_k_m"
 REFERENCE = ROOT / "results" / "reference" / REFERENCE_MODEL
+# The end of a seeded sample's file name after its split's own name: banking77-test-sample400-seed0.jsonl.
+SAMPLE_TAIL = re.compile(r"-sample([1-9][0-9]*)-seed([0-9]+)\.jsonl")
 
 
 def later_reference_folders() -> list[Path]:
@@ -69,10 +75,23 @@ def own_results_path(dataset: str, split: str) -> Path:
     return OWN_RESULTS / DATASETS[dataset].results_name(split)
 
 
+def sample_results_path(dataset: str, split: str, size: int, seed: int) -> Path:
+    """Where run.py --sample N --seed S writes: beside the whole split's own file, with -sample<N>-seed<S> added
+    to its name (03-where-confidence-comes-from/results/banking77-test-sample400-seed0.jsonl)."""
+    own = own_results_path(dataset, split)
+    return own.with_name(f"{own.stem}-sample{size}-seed{seed}.jsonl")
+
+
 def run_command(dataset: str, split: str, out: Path | None = None) -> str:
     """The run.py command that writes the answers file of dataset and split (with --out when `out` is given)."""
     option = "" if dataset == "banking77" else f" --dataset {dataset}"
     return f"python3 03-where-confidence-comes-from/run.py{option} --split {split}{f' --out {out}' if out else ''}"
+
+
+def sample_command(dataset: str, split: str, size: int | str = "N", seed: int | None = None) -> str:
+    """The run.py command that writes (or finishes) a seeded sample of dataset and split ("--sample N" as a
+    placeholder when no size is given)."""
+    return f"{run_command(dataset, split)} --sample {size}" + ("" if seed is None else f" --seed {seed}")
 
 
 def count_answers(path: Path) -> int:
@@ -89,33 +108,125 @@ def count_answers(path: Path) -> int:
     return count
 
 
+def answered_ids(path: Path) -> set[str]:
+    """The ids of the lines of a results file with a final outcome (error lines and lines that are not JSON
+    objects are no answers)."""
+    ids = set()
+    with open(path, "rb") as handle:
+        for line in handle:
+            try:
+                record = json.loads(line) if line.strip() else None
+            except json.JSONDecodeError:
+                record = None
+            if isinstance(record, dict) and is_final(record):
+                ids.add(record.get("id"))
+    return ids
+
+
+@cache
+def sample_ids(dataset: Dataset, split: str, size: int, seed: int) -> frozenset[str]:
+    """The ids of labels.seeded_sample(split, size, seed): the messages a sample run asks, recomputed from the data
+    (cached per process). Raises ValueError for a size the split does not allow."""
+    from labels import seeded_sample  # only when a sample file is there: a reader loads no more modules otherwise
+    return frozenset(m.id for m in seeded_sample(dataset.load_split(split), size, seed))
+
+
+@dataclass(frozen=True)
+class SampleRun:
+    """A seeded sample run of the reader's (run.py --sample N --seed S, in its own file).
+
+    path: its file. size: N, the messages of its sample. seed: S.
+    answered: how many of its sample's messages the file answers (error
+    lines are not answers). foreign: its answers to messages outside its
+    sample (none unless a file was written with --out under this name).
+    """
+
+    path: Path
+    size: int
+    seed: int
+    answered: int
+    foreign: int
+
+    @property
+    def complete(self) -> bool:
+        """Every message of its sample answered, and nothing else: read like a whole split's run."""
+        return self.answered == self.size and not self.foreign
+
+
+def sample_runs(dataset: str, split: str) -> list[SampleRun]:
+    """The reader's seeded sample runs of dataset and split (sample_results_path names), largest N first, then
+    lowest seed. Each file's answers are checked against its sample, recomputed from N and seed (sample_ids);
+    a file whose N the split cannot give is not a sample of it and left out."""
+    own = own_results_path(dataset, split)
+    runs = []
+    for path in own.parent.glob(f"{glob.escape(own.stem)}-sample*-seed*.jsonl"):
+        match = SAMPLE_TAIL.fullmatch(path.name[len(own.stem):])
+        if not match or int(match[1]) > DATASETS[dataset].split_size(split):
+            continue
+        size, seed = int(match[1]), int(match[2])
+        wanted, found = sample_ids(DATASETS[dataset], split, size, seed), answered_ids(path)
+        runs.append(SampleRun(path, size, seed, len(found & wanted), len(found - wanted)))
+    return sorted(runs, key=lambda run: (-run.size, run.seed))
+
+
+def sample_named(path: Path) -> tuple[str, str, int, int] | None:
+    """(dataset, split, N, seed) when a file's name is a seeded sample's (sample_results_path), else None."""
+    for dataset in DATASETS:
+        for split in SPLITS:
+            stem = own_results_path(dataset, split).stem
+            match = SAMPLE_TAIL.fullmatch(Path(path).name[len(stem):]) if Path(path).name.startswith(stem) else None
+            if match:
+                return dataset, split, int(match[1]), int(match[2])
+    return None
+
+
 def default_results(dataset: str, split: str) -> tuple[Path, str]:
     """Which file a script reads when no --results is given, and why (one clause, for describe()).
 
     Your own run (own_results_path) when it holds an answer for every message
-    of the split (error lines are not answers), else the committed reference
-    run. A partial own run is never mixed with the reference: it is named with
-    its count, and the reference is read.
+    of the split (error lines are not answers); else your largest complete
+    seeded sample (sample_runs: every message of its sample answered; of two
+    the same size, the lower seed), a part of the split but drawn evenly from
+    all of it; else the committed reference run. A partial run is never mixed
+    with another file: it is named with its count, and the next file is read.
     """
     own = own_results_path(dataset, split)
     size = DATASETS[dataset].split_size(split)
     if own.exists() and count_answers(own) >= size:
         return own, f"your own run, all {size:,} messages"
+    for run in sample_runs(dataset, split):
+        if run.complete:
+            return run.path, f"your own seeded sample, {run.size:,} of {size:,} messages (seed {run.seed})"
     return reference_path(own.name), f"the committed reference run; {own_run_state(dataset, split)}"
 
 
 def own_run_state(dataset: str, split: str) -> str:
     """Where the reader's own run of a split goes and how far it got, as a clause.
 
-    "no run of yours at <path>", or "yours at <path> has N of M messages
-    (finish it with: <run.py command>)" for a partial run.
+    "no run of yours at <path>", or for a partial run "yours at <path> has N
+    of M messages (...)" with the three ways on: finish it (the run.py
+    command), read it as it is (--results <path>; --calib for a script that
+    fits on calib), or answer a seeded sample instead (run.py ... --sample
+    N). An unfinished seeded sample (sample_runs) is named too, with the
+    command that finishes it.
     """
     own = own_results_path(dataset, split)
+    size = DATASETS[dataset].split_size(split)
     if not own.exists():
-        return f"no run of yours at {relative(own)}"
-    size, done = DATASETS[dataset].split_size(split), count_answers(own)
-    return (f"yours at {relative(own)} has {done:,} of {size:,} messages "
-            f"(finish it with: {run_command(dataset, split)})")
+        state = f"no run of yours at {relative(own)}"
+    else:
+        given = "--results" if split == "test" else "--calib (--results with --split calib)"
+        # a kind of run of a later post (08's variants rename own_results_path) has no --sample
+        sample = (f"; or answer a seeded sample instead: {sample_command(dataset, split)}"
+                  if own.name == DATASETS[dataset].results_name(split) else "")
+        state = (f"yours at {relative(own)} has {count_answers(own):,} of {size:,} messages (finish it with: "
+                 f"{run_command(dataset, split)}; or read it as it is with {given} {relative(own)}{sample})")
+    unfinished = [run for run in sample_runs(dataset, split) if not run.complete]
+    if unfinished:
+        run = unfinished[0]
+        state += (f"; your seeded sample at {relative(run.path)} has {run.answered:,} of {run.size:,} messages "
+                  f"(finish it with: {sample_command(dataset, split, run.size, run.seed)})")
+    return state
 
 
 @dataclass(frozen=True)
@@ -148,10 +259,12 @@ def read_split(split: str, results: Path | None = None, dataset: str = "banking7
     path = Path(results) if results else default_results(dataset, split)[0]
     command = run_command(dataset, split, path if results else None)
     if not results and not path.exists():  # neither a complete run of the reader's nor a committed one
-        # a partial run's state already names the command that finishes it
-        write = "" if own_results_path(dataset, split).exists() else f"; write it with: {command}"
-        raise FileNotFoundError(f"no {dataset} {split} answers: {own_run_state(dataset, split)} and no reference "
-                                f"run{write}")
+        # a partial run's state already names the commands that finish it or read it as it is
+        plain = own_results_path(dataset, split).name == DATASETS[dataset].results_name(split)
+        sample = f" (or a seeded sample of it: {sample_command(dataset, split)})" if plain else ""
+        write = "" if own_results_path(dataset, split).exists() else f"; write it with: {command}{sample}"
+        raise FileNotFoundError(f"no {dataset} {split} answers: no reference run, and {own_run_state(dataset, split)}"
+                                f"{write}")
     lines: list[ResultsLine] = []
     seen: dict[str, int] = {}
     for number, record in numbered_records(path, command, given_by):
@@ -207,14 +320,25 @@ def load_results(split: str, results: Path | None = None, dataset: str = "bankin
 def describe(path: Path, records: list[ResultsLine], errors: int = 0) -> str:
     """One line naming the file, the model(s) it holds, why this file was read, and its error lines if any.
 
-    The reason is one of: your own complete run, the committed reference run
-    (and what is wrong with yours, if anything), or a file given on the
-    command line. errors: how many failed requests the file holds (Loaded.errors).
+    The reason is one of: your own complete run, your own complete seeded
+    sample (N of M messages, seed S), the committed reference run (and what
+    is wrong with yours, if anything), or a file given on the command line
+    (with "a seeded sample, N of M messages (seed S)" when its name is a
+    sample's, and how many of them it answers when not all). errors: how many
+    failed requests the file holds (Loaded.errors).
     """
     models = ", ".join(sorted({r.model for r in records}))
     why = "given on the command line"
+    sample = sample_named(path)
+    if sample:
+        dataset, split, size, seed = sample
+        answered = "" if len(records) >= size else f", {len(records):,} of them answered"
+        why += f"; a seeded sample, {size:,} of {DATASETS[dataset].split_size(split):,} messages (seed {seed}){answered}"
     for dataset in DATASETS:
         for split in SPLITS:
+            # every file default_results gives is named after own_results_path: skip the others unread
+            if not Path(path).name.startswith(own_results_path(dataset, split).stem):
+                continue
             default, reason = default_results(dataset, split)
             if Path(path).resolve() == default.resolve():
                 why = reason

@@ -95,14 +95,15 @@ def typed_line(client: Client, prompt: Prompt, message: Message, model: str, set
 
 
 def add_run_arguments(parser: argparse.ArgumentParser) -> None:
-    """run.py's options: --dataset, the split options of 02's batch.py (--split, --limit, --spread),
-    --top-logprobs and --out."""
+    """run.py's options: --dataset, the split options of 02's batch.py (--split, --limit, --spread, --sample,
+    --seed), --top-logprobs and --out."""
     add_dataset_argument(parser)
     add_split_arguments(parser)
     parser.add_argument("--top-logprobs", type=int, default=TOP_LOGPROBS,
                         help=f"candidates per token (default: {TOP_LOGPROBS})")
     parser.add_argument("--out", type=Path,
-                        help="results file (default: 03-where-confidence-comes-from/results/<dataset>-<split>.jsonl)")
+                        help="results file (default: 03-where-confidence-comes-from/results/<dataset>-<split>.jsonl, "
+                        "or <dataset>-<split>-sample<N>-seed<S>.jsonl with --sample)")
 
 
 def parse_run_arguments(parser: argparse.ArgumentParser) -> argparse.Namespace:

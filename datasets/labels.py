@@ -8,6 +8,7 @@ loaders and its check against the data.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -179,3 +180,70 @@ def spread(messages: list[Message]) -> list[Message]:
              for order, queue in enumerate(by_intent.values()) for rank in range(len(queue))]
     queues = list(by_intent.values())
     return [queues[order][rank] for _, order, rank in sorted(keyed)]
+
+
+def allocate(sizes: dict[str, int], n: int) -> dict[str, int]:
+    """How many messages of each label a sample of n messages takes: each label in proportion to its share.
+
+    sizes: label -> its number of messages in the split (each 1 or more).
+    Largest remainder (Hamilton's method): label i's quota is n * size_i /
+    total; each gets the whole part of its quota, and the messages left over
+    go one each to the largest fractional parts (ties: the larger label, then
+    the label name first in alphabetical order: nothing depends on file order).
+    Then, when n is at least the number of labels, a label left with none
+    takes one from the label furthest above its quota (allocation - quota;
+    ties the same way), so every label is in the sample. With 6, 3 and 1
+    messages and n = 5: quotas 3, 1.5, 0.5; whole parts 3, 1, 0; the one left
+    over goes to the 3-message label (tie at .5, larger label): 3, 2, 0; the
+    1-message label then takes one from it (0.5 above its quota): 3, 1, 1.
+    Every allocation is at most the label's size. Raises ValueError for n
+    below 1 or above the total, or a label size below 1.
+    """
+    total = sum(sizes.values())
+    if any(size < 1 for size in sizes.values()):
+        raise ValueError(f"every label needs a message to sample from: {sizes}")
+    if not 1 <= n <= total:
+        raise ValueError(f"a sample of {n} messages out of {total}: it must be 1 to {total}")
+    # exact integer arithmetic: quota_i = n * size_i / total, whole part and remainder over total
+    taken = {label: n * size // total for label, size in sizes.items()}
+    by_remainder = sorted(sizes, key=lambda label: (-(n * sizes[label] % total), -sizes[label], label))
+    for label in by_remainder[: n - sum(taken.values())]:
+        taken[label] += 1
+    if n >= len(sizes):
+        for label in sorted(label for label, count in taken.items() if count == 0):
+            # above quota by (taken - quota) * total = taken * total - n * size, an integer
+            donor = min((other for other, count in taken.items() if count > 1),
+                        key=lambda other: (-(taken[other] * total - n * sizes[other]), -sizes[other], other))
+            taken[donor] -= 1
+            taken[label] = 1
+    return taken
+
+
+def sample_rank(message: Message, seed: int) -> str:
+    """A message's place in the seeded order a sample draws from: hex sha256 of "<seed>:<id>". The same on every
+    machine and run, and independent of where the message sits in its file."""
+    return hashlib.sha256(f"{seed}:{message.id}".encode("utf-8")).hexdigest()
+
+
+def seeded_sample(messages: list[Message], n: int, seed: int) -> list[Message]:
+    """n messages of a split drawn at random with a seed, each label in proportion to its share (allocate).
+
+    Within a label, the messages come first whose sample_rank is lowest, so
+    the sample depends on the ids, n and seed only: the same on every run and
+    machine, whatever the file order. The sample keeps the split's order. A
+    larger n with the same seed takes a longer prefix of each label's order,
+    so it holds the smaller sample whenever no label's allocation shrinks as n
+    grows: always when the labels are the same size (BANKING77's splits);
+    largest remainder can, rarely, give a label one fewer at a larger n (the
+    "Alabama paradox"). Raises ValueError as allocate does, and for an id on
+    two messages.
+    """
+    if len({m.id for m in messages}) != len(messages):
+        raise ValueError("two messages have the same id: a sample draws by id")
+    by_label: dict[str, list[Message]] = {}
+    for message in messages:
+        by_label.setdefault(message.intent, []).append(message)
+    counts = allocate({label: len(group) for label, group in by_label.items()}, n)
+    chosen = {m.id for label, group in by_label.items()
+              for m in sorted(group, key=lambda m: sample_rank(m, seed))[: counts[label]]}
+    return [m for m in messages if m.id in chosen]

@@ -38,7 +38,7 @@ the repository that does (03's run.py gets its client from typed_lines.py).
 - offline sh: run, exit status 0 required;
 - server --limit: the script accepts --limit (the text "--limit" is in its
   source, or it calls 02's add_split_arguments, which adds it): run against $LLAMA_URL with `--limit 2` (replacing the README's
-  N, or added), and `--out` pointed at a temporary file where the script has
+  N, or added; `--sample 2` instead when the README's command draws a --sample), and `--out` pointed at a temporary file where the script has
   that option; exit status 0 required, the output is not compared (the test
   model is not the README's);
 - parse-only: every other server command, an offline script of SLOW_SCRIPTS
@@ -516,10 +516,12 @@ def with_option(args: tuple[str, ...], option: str, value: str) -> list[str]:
 
 
 def limited(command: Command, workdir: Path, tmp: Path) -> Command:
-    """The server command as the tests run it: --limit 2, --out in tmp where the script has --out, and
-    --other-model where it has one (the test server's model is not the one of the reference runs it reads)."""
+    """The server command as the tests run it: --limit 2 (--sample 2 for a command with --sample, which refuses
+    --limit), --out in tmp where the script has --out, and --other-model where it has one (the test server's
+    model is not the one of the reference runs it reads)."""
     kind = classify(command, workdir)
-    args = with_option(kind.args, "--limit", LIMIT_IN_TESTS)
+    sampled = any(word == "--sample" or word.startswith("--sample=") for word in kind.args)
+    args = with_option(kind.args, "--sample" if sampled else "--limit", LIMIT_IN_TESTS)
     source = (workdir / kind.script).read_text()
     if '"--out"' in source:
         args = with_option(tuple(args), "--out", str(tmp / "out.jsonl"))

@@ -250,6 +250,13 @@ def test_a_limited_command_gets_limit_2_and_its_out_file_in_tmp(workdir, tmp_pat
                                                            "--limit", "2")
 
 
+def test_a_sampled_run_is_limited_with_sample_2_as_it_refuses_limit(workdir, tmp_path):
+    (sampled,) = parse_markdown("```sh\npython3 03-where-confidence-comes-from/run.py --sample 400 --seed 1\n```\n")
+    # (03's run.py takes --out from typed_lines.py: the command runs in the copy of the repository, writing there)
+    assert limited(sampled, workdir, tmp_path).argv == ("python3", "03-where-confidence-comes-from/run.py", "--sample",
+                                                        "2", "--seed", "1")
+
+
 def test_with_option_replaces_a_value_or_adds_the_option():
     assert with_option(("--split", "calib", "--limit", "200"), "--limit", "2") == ["--split", "calib", "--limit", "2"]
     assert with_option(("--limit=200",), "--limit", "2") == ["--limit=2"]

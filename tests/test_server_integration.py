@@ -213,6 +213,8 @@ def test_a_limited_run_into_the_readers_own_file_says_the_later_posts_wait_for_t
     assert result.returncode == 0, result.stderr
     own = "03-where-confidence-comes-from/results/banking77-calib.jsonl"
     assert len((copy / own).read_text().splitlines()) == 2
+    command = "python3 03-where-confidence-comes-from/run.py --split calib"
     assert result.stdout.rstrip().endswith(f"the later posts read your own run once it holds the whole split: yours at {own} "
-                                           "has 2 of 770 messages (finish it with: python3 "
-                                           "03-where-confidence-comes-from/run.py --split calib)")
+                                           f"has 2 of 770 messages (finish it with: {command}; or read it as it is with "
+                                           f"--calib (--results with --split calib) {own}; or answer a seeded sample "
+                                           f"instead: {command} --sample N)")

@@ -245,7 +245,9 @@ def test_a_missing_reference_file_names_the_run_py_command_that_writes_one(tmp_p
     monkeypatch.setattr(saved_answers, "OWN_RESULTS", tmp_path / "own")
     with pytest.raises(FileNotFoundError) as missing:
         saved_answers.load_results("test")
-    assert str(missing.value).endswith("write it with: python3 03-where-confidence-comes-from/run.py --split test")
+    assert str(missing.value).endswith("write it with: python3 03-where-confidence-comes-from/run.py --split test (or "
+                                       "a seeded sample of it: python3 03-where-confidence-comes-from/run.py --split "
+                                       "test --sample N)")
 
 
 def copy_lines(path, count):
@@ -272,7 +274,7 @@ def test_a_partial_own_run_is_named_with_its_count_and_not_mixed_with_the_refere
     copy_lines(tmp_path / "own" / "banking77-calib.jsonl", 120)
     path, records = saved_answers.load_results("calib")
     assert path == saved_answers.REFERENCE / "banking77-calib.jsonl" and len(records) == 770
-    assert "has 120 of 770 messages (finish it with: python3 03-where-confidence-comes-from/run.py --split calib)" \
+    assert "has 120 of 770 messages (finish it with: python3 03-where-confidence-comes-from/run.py --split calib; " \
         in saved_answers.describe(path, records)
 
 
@@ -311,7 +313,7 @@ def test_an_own_run_with_error_lines_is_not_complete_and_says_how_many_answers_i
     own.write_text("".join(lines))
     path, records = saved_answers.load_results("calib")
     assert path == saved_answers.REFERENCE / "banking77-calib.jsonl"
-    assert "has 767 of 770 messages (finish it with: python3 03-where-confidence-comes-from/run.py --split calib)" \
+    assert "has 767 of 770 messages (finish it with: python3 03-where-confidence-comes-from/run.py --split calib; " \
         in saved_answers.describe(path, records)
 
 
@@ -322,16 +324,19 @@ def test_a_split_with_no_run_anywhere_names_where_the_readers_run_goes(tmp_path,
     monkeypatch.setattr(saved_answers, "later_reference_folders", lambda: [])
     with pytest.raises(FileNotFoundError) as missing:
         saved_answers.read_split("calib")
-    assert str(missing.value) == (f"no banking77 calib answers: no run of yours at {tmp_path / 'own' / 'banking77-calib.jsonl'} "
-                                  "and no reference run; write it with: python3 03-where-confidence-comes-from/run.py "
-                                  "--split calib")
+    command = "python3 03-where-confidence-comes-from/run.py --split calib"
+    assert str(missing.value) == (f"no banking77 calib answers: no reference run, and no run of yours at "
+                                  f"{tmp_path / 'own' / 'banking77-calib.jsonl'}; write it with: {command} (or a "
+                                  f"seeded sample of it: {command} --sample N)")
     # a partial run of the reader's is named with its count, not as missing
     (tmp_path / "own").mkdir()
     write_lines(tmp_path / "own" / "banking77-calib.jsonl", [result_line(n, True, 0.9) for n in range(5)])
     with pytest.raises(FileNotFoundError) as partial:
         saved_answers.read_split("calib")
-    assert str(partial.value).endswith("banking77-calib.jsonl has 5 of 770 messages (finish it with: "
-                                       "python3 03-where-confidence-comes-from/run.py --split calib) and no reference run")
+    own = tmp_path / "own" / "banking77-calib.jsonl"
+    assert str(partial.value) == (f"no banking77 calib answers: no reference run, and yours at {own} has 5 of 770 "
+                                  f"messages (finish it with: {command}; or read it as it is with --calib (--results "
+                                  f"with --split calib) {own}; or answer a seeded sample instead: {command} --sample N)")
     # plain answers: run.py's command
     with pytest.raises(FileNotFoundError) as plain:
         saved_answers.read_split("calib", tmp_path / "none.jsonl")

@@ -57,16 +57,19 @@ def test_a_missing_variant_names_its_writer_and_the_kinds_there_are(tmp_path, mo
     monkeypatch.setattr(saved_answers, "OWN_RESULTS", tmp_path / "own")
     with pytest.raises(FileNotFoundError) as missing:
         read_variant("calib", None, "banking77", "other3")
-    assert str(missing.value).startswith("no banking77 calib answers: no run of yours at ")
-    assert ("banking77-other3-calib.jsonl and no reference run; write it with: " + run_command("banking77", "calib", "other3")
+    assert str(missing.value).startswith("no banking77 calib answers: no reference run, and no run of yours at ")
+    assert ("banking77-other3-calib.jsonl; write it with: " + run_command("banking77", "calib", "other3")
             + f" (the kinds of run there are: {', '.join(known_variants())})") in str(missing.value)
     # a partial run of the reader's is named with its count; other3 is then a kind there is
     (tmp_path / "own").mkdir()
     write_lines(tmp_path / "own" / "banking77-other3-calib.jsonl", [result_line(n, True, 0.9) for n in range(5)])
     with pytest.raises(FileNotFoundError) as partial:
         read_variant("calib", None, "banking77", "other3")
-    assert str(partial.value).endswith("banking77-other3-calib.jsonl has 5 of 770 messages (finish it with: the script "
-                                       "that writes other3 answers (08-routes/beyond/README.md names it)) and no reference run")
+    own = tmp_path / "own" / "banking77-other3-calib.jsonl"
+    # no --sample for a variant: its writer is not run.py
+    assert str(partial.value).endswith(f"{own} has 5 of 770 messages (finish it with: the script that writes other3 "
+                                       "answers (08-routes/beyond/README.md names it); or read it as it is with --calib "
+                                       f"(--results with --split calib) {own})")
 
 
 def test_a_posts_script_has_no_variant_option_and_the_runner_adds_it(run_script):
