@@ -102,13 +102,14 @@ def grammar_of(intent_letters: dict[str, str]) -> str:
 
 
 def build_prompt(labels: LabelSet, examples_per_intent: int = EXAMPLES, descriptions: bool = True,
-                 instructions: str = INSTRUCTIONS) -> Prompt:
+                 instructions: str = INSTRUCTIONS, closing: str = CLOSING) -> Prompt:
     """Build system prompt, grammar and code table from a label set.
 
     examples_per_intent: how many of each intent's examples go into the
     prompt (0 to 5 with the shipped files). descriptions: include the one-line
     descriptions. instructions: the paragraph that opens the prompt (BANKING77's
-    by default; a dataset's loader may set its own); the last line is CLOSING.
+    by default; a dataset's loader may set its own). closing: the prompt's last
+    line (CLOSING by default; a task names a code of its own, or none).
     The list follows the label set's order, so a LabelSet with the intents in
     another order and other letters gets its own prompt and grammar from here
     too. Raises ValueError when examples_per_intent is negative.
@@ -129,7 +130,7 @@ def build_prompt(labels: LabelSet, examples_per_intent: int = EXAMPLES, descript
                 lines.append("  e.g. " + " | ".join(examples))
         lines.append("")
         intent_letters[group.letter] = "".join(intent.letter for intent in group.intents)
-    lines.append(CLOSING)
+    lines.append(closing)
     group_names = {group.letter: group.name for group in labels.groups}
     codes = {intent.code: Meaning(group_names[intent.group], intent.name) for intent in labels.intents}
     intents = {intent.code: intent for intent in labels.intents}
@@ -144,15 +145,15 @@ def prompt_examples(dataset: str = "banking77") -> int:
 
 
 def load_prompt(dataset: str = "banking77", examples_per_intent: int | None = None, descriptions: bool = True) -> Prompt:
-    """build_prompt() on a dataset's label file, with its own instructions and examples per intent when its
-    loader module sets PROMPT_INSTRUCTIONS and PROMPT_EXAMPLES (else INSTRUCTIONS and 5). ValueError for an
-    unknown dataset."""
+    """build_prompt() on a dataset's label file, with its own instructions, examples per intent and closing line
+    when its loader module sets PROMPT_INSTRUCTIONS, PROMPT_EXAMPLES and PROMPT_CLOSING (else INSTRUCTIONS, 5 and
+    CLOSING). ValueError for an unknown dataset."""
     source = dataset_named(dataset)
     loader = source.loader()
     if examples_per_intent is None:
         examples_per_intent = prompt_examples(dataset)
     return build_prompt(source.load_labels(), examples_per_intent, descriptions,
-                        getattr(loader, "PROMPT_INSTRUCTIONS", INSTRUCTIONS))
+                        getattr(loader, "PROMPT_INSTRUCTIONS", INSTRUCTIONS), getattr(loader, "PROMPT_CLOSING", CLOSING))
 
 
 def save_prompt(dataset: str) -> tuple[Path, Path]:

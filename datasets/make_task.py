@@ -20,9 +20,30 @@ shared out, label by label (so the same files and seed give the same task):
   2. the label's messages are shuffled with random.Random("<seed>:<label>");
   3. examples: the first 5 that are one line of at most 100 characters
      without a "|" (the prompt's separator between examples);
-  4. calibration split: the next ones, 10 per label, more when the labels are
-     few (at least 300 in all: 2 labels take 150 each);
+  4. calibration split: the next ones, taken round-robin over the labels
+     (the first of each label, then the second...) until --calib N messages;
+     by default 10 per label, at least 300 in all (2 labels take 150 each),
+     and up to 1,000 when a quarter of what the examples leave is more
+     (--calib has the reason);
   5. test split: the rest (unless --test gives one).
+
+Then it prints the baselines with no model (no server, seconds): post 01's
+TF-IDF nearest neighbours (datasets/neighbours.py) fitted on the fit messages
+(every labelled message but the calibration and test splits, as
+baseline.py --dataset <name> fits it), and the logistic regression of
+01-why-typed-decisions/beyond/linear.py fitted on the prompt's examples and on
+the fit messages (at most 2,000 of them, round-robin over the labels), with
+their accuracy on the calibration and test splits. The label file keeps them
+("baselines"), so later scripts name them without fitting again
+(task.baseline_note). A model that does worse than them on your task is not
+worth its cost there: datasets/your-task.md says what to try.
+
+The prompt's last line asks for the code alone (--closing none, the default),
+or names one code of the task as an example (--closing example); post 02's
+line names C-F, a code a task of up to 26 labels does not have.
+
+A description that starts with its label's name ("travel: trips") loses that
+start, with a note: the prompt writes the name just before it.
 
 Codes follow the task. Up to 26 labels: one group, A, whose letter the
 grammar writes for the model, so the code A-C is a choice of one letter among
@@ -47,25 +68,32 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # puts the post folders on sys.path
+sys.path.insert(0, str(series.ROOT / "01-why-typed-decisions" / "beyond"))  # post 01's baselines (beyond the series)
 from labels import LETTERS, Group, Intent, LabelSet, Message, printable
+from linear import example_messages, fit_classifier
 from make_banking77 import fits_in_prompt, normalise, to_json
-from neighbours import Retriever
+from neighbours import Retriever, gold_positions, recall_at
 from prompt import build_prompt
 from registry import DATASETS, HERE, tasks_dir
 from saved_answers import OWN_RESULTS
 from script_exit import exit_on_bad_input
-from task import MESSAGES, TEST, read_csv, read_messages
+from task import BASELINE_NAMES, MESSAGES, TEST, read_csv, read_messages
 
 EXAMPLES = 5          # per label in the prompt, as the series does
 CALIBRATION = 10      # per label at least, as the series does...
-CALIBRATION_TOTAL = 300  # ...and a few hundred in all (post 1), so fewer labels take more each
+CALIBRATION_TOTAL = 300  # ...and a few hundred in all (post 1), so fewer labels take more each;
+CALIBRATION_SHARE = 4    # from a large pile, a quarter of what the examples leave...
+CALIBRATION_MAX = 1000   # ...up to this many (a run of 1,000 messages takes about 4 minutes on 2 cores)
 MIN_CALIBRATION = 20  # below this the split cannot be said to calibrate anything: refused
+LINEAR_CAP = 2000     # fit messages the logistic regression takes at most: 2,000 fit in seconds, 18,000 in 47 s
+LINEAR_MAX_LABELS = 26  # one group; its fit and scoring cost grows with the labels (150: a minute on 750 messages)
+CLOSINGS = ("none", "example")
 MAX_LABEL = 60        # characters of a label name
 NAME = re.compile(r"[a-z][a-z0-9_]{0,39}")
 LABEL_HEADERS = (["label", "description"], ["label", "description", "group"])
 INSTRUCTIONS = (
     "You sort messages into the labels listed below. Each message gets exactly one label{none}. Answer with the "
-    "code of that label and nothing else: the group letter, a hyphen and the label letter, for example {code}.")
+    "code of that label and nothing else: the group letter, a hyphen and the label letter{example}.")
 
 
 @dataclass(frozen=True)
@@ -75,6 +103,7 @@ class LabelRow:
     name: str
     description: str
     group: str = ""
+    stripped: str = ""  # what read_labels removed from the start of the description: the label's own name
 
 
 @dataclass
@@ -85,6 +114,7 @@ class Made:
     test: rows of messages.csv (test empty when a test file was given).
     notes: what the reader should know (labels short of messages, repeats).
     files: file name -> the bytes to write into the task folder.
+    baselines: the label file's "baselines" block (Baselines.block()).
     """
 
     labels: LabelSet
@@ -94,6 +124,7 @@ class Made:
     counts: dict[str, tuple[int, int, int]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     files: dict[str, bytes] = field(default_factory=dict)
+    baselines: dict = field(default_factory=dict)
 
 
 def label_problem(name: str) -> str | None:
@@ -109,9 +140,19 @@ def label_problem(name: str) -> str | None:
     return None
 
 
+def own_name_prefix(name: str, description: str) -> str:
+    """The start of description that repeats the label's name, with its separator ("travel: ", "credit cards - ",
+    case and _/space aside), or "": the prompt writes "<code> <name>: <description>", and post 08's question
+    quotes the description's first clause after the name, so the name would be said twice ("travel (travel)")."""
+    spellings = "|".join(re.escape(spelling) for spelling in sorted({name, name.replace("_", " ")}, key=len, reverse=True))
+    found = re.match(rf"(?:{spellings})\s*(?::|,|\s-|\s\u2013|\s\u2014)\s*", description, re.IGNORECASE)
+    return found.group(0) if found else ""
+
+
 def read_labels(path: Path) -> list[LabelRow]:
     """The rows of a labels file (label,description[,group]); ValueError for a duplicate label, a name the prompt
-    cannot hold, an empty or multi-line description, or (with a group column) an empty group."""
+    cannot hold, an empty or multi-line description, or (with a group column) an empty group. A description
+    that starts with its label's name loses that start (own_name_prefix; LabelRow.stripped keeps it)."""
     header, rows = read_csv(path, LABEL_HEADERS, "the labels")
     labels, seen = [], set()
     for line, row in enumerate(rows, start=2):
@@ -120,13 +161,15 @@ def read_labels(path: Path) -> list[LabelRow]:
             raise ValueError(f"{path}, line {line}: the label {printable(name)!r} {problem}")
         if name in seen:
             raise ValueError(f"{path}: the label {name!r} appears twice")
+        stripped = own_name_prefix(name, description)
+        description = description[len(stripped):]
         if not description or "\n" in row[1].strip() or printable(row[1]) != row[1]:
             raise ValueError(f"{path}: the label {name!r} has no description, or one that is not a single line")
         group = row[2].strip() if len(header) == 3 else ""
         if len(header) == 3 and not group:
             raise ValueError(f"{path}: the label {name!r} has no group")
         seen.add(name)
-        labels.append(LabelRow(name, description, group))
+        labels.append(LabelRow(name, description, group, stripped.strip()))
     if len(labels) < 2:
         raise ValueError(f"{path} lists {len(labels)} label(s): a decision needs at least 2")
     return labels
@@ -211,25 +254,126 @@ def grouped(labels: list[LabelRow], by_label: dict[str, list[Message]], task: st
     return result
 
 
-def share_out(rows: list[int], texts: list[str], seed: int, label: str, calibration: int,
-              keep_test: bool) -> tuple[list[int], list[int], list[int]]:
-    """(example rows, calibration rows, test rows) of one label's distinct messages (rows of messages.csv)."""
+def share_out(rows: list[int], texts: list[str], seed: int, label: str) -> tuple[list[int], list[int]]:
+    """(example rows, the other rows in their shuffled order) of one label's distinct messages (rows of
+    messages.csv)."""
     order = list(rows)
     random.Random(f"{seed}:{label}").shuffle(order)
     # " | " separates the examples in the prompt, so a text holding "|" would read as two
     examples = [row for row in order if fits_in_prompt(texts[row]) and "|" not in texts[row]][:EXAMPLES]
-    rest = [row for row in order if row not in examples]
-    return examples, rest[:calibration], sorted(rest[calibration:]) if keep_test else []
+    return examples, [row for row in order if row not in examples]
+
+
+def default_calibration(labels: int, left: int) -> int:
+    """How many calibration messages make_task takes without --calib, from `left` distinct messages (the
+    examples taken out) of `labels` labels.
+
+    max(10 per label, 300, min(1,000, left // 4)), and never more than left:
+    a few hundred is post 01's bargain for a small pile, but post 08's act
+    threshold rests on the few calibration answers above it (on 300, about a
+    hundred; one wrong answer among them moves it) and isotonic regression
+    fits only as many flat stretches as the answers allow (nine on 300), so a
+    pile that can spare more gives more, up to 1,000 (about 4 minutes of
+    run.py on 2 cores), keeping three quarters for the test split or the fit
+    messages. 6 labels and 700 messages left: 300; 11 labels and 18,145: 1,000.
+    """
+    return min(left, max(CALIBRATION * labels, CALIBRATION_TOTAL, min(CALIBRATION_MAX, left // CALIBRATION_SHARE)))
+
+
+def round_robin(rests: list[list[int]], size: int) -> list[int]:
+    """The first `size` rows of rests taken in turn: the first row of every list, then the second..., a list
+    that runs out left out. ([[1, 2, 3], [4]], 3) -> [1, 4, 2]."""
+    taken = [rows[k] for k in range(max(map(len, rests), default=0)) for rows in rests if k < len(rows)]
+    return taken[:size]
+
+
+def closing_line(closing: str, labels: LabelSet, out_of_scope: str | None) -> tuple[str, str | None]:
+    """(the prompt's last line, the code it names or None) for --closing: "none" asks for the code alone;
+    "example" names the middle code of the labels that are not out of scope (a code named in the prompt's last
+    line gets extra weight from the model, so neither the first one, which the list shows first, nor the
+    none-of-these label). The opening paragraph names the same code, or none. ValueError for another value."""
+    if closing == "none":
+        return "Answer with the code only.", None
+    if closing != "example":
+        raise ValueError(f"--closing must be one of {', '.join(CLOSINGS)}, not {closing!r}")
+    inside = [intent for intent in labels.intents if intent.name != out_of_scope]
+    code = inside[(len(inside) - 1) // 2].code
+    return f"Answer with the code only, for example {code}.", code
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """One baseline with no model: key (the label file's name for it, task.BASELINE_NAMES says what it is), how
+    many labelled messages it was fitted on, and its accuracy (top-1, in [0, 1]) per split ("calib", "test"; a
+    split with no message is left out)."""
+
+    key: str
+    fitted_on: int
+    accuracy: dict[str, float]
+
+
+def linear_sample(fit: list[Message], seed: int, cap: int = LINEAR_CAP) -> list[Message]:
+    """fit, or `cap` of its messages taken round-robin over the labels (each label's own shuffled with
+    random.Random("<seed>:linear:<label>")), in label order then turn, when it holds more."""
+    if len(fit) <= cap:
+        return fit
+    by_label: dict[str, list[Message]] = {}
+    for message in fit:
+        by_label.setdefault(message.intent, []).append(message)
+    for label, listed in by_label.items():
+        random.Random(f"{seed}:linear:{label}").shuffle(listed)
+    lists = [by_label[label] for label in sorted(by_label)]
+    return [lists[i][k] for i, k in round_robin([[(i, k) for k in range(len(rows))] for i, rows in enumerate(lists)], cap)]
+
+
+def measure_baselines(fit: list[Message], examples: list[Message], splits: dict[str, list[Message]],
+                      seed: int) -> list[Baseline]:
+    """The nearest neighbours fitted on `fit` (post 01's retriever, as baseline.py fits it on fit_messages), and
+    the logistic regression (linear.py, seeded with `seed`) fitted on `examples` and on linear_sample(fit), each
+    with its top-1 accuracy on every split of `splits` that holds messages. The logistic regression only for up
+    to LINEAR_MAX_LABELS labels (it takes minutes for more), and on the fit messages only when they are more
+    than the examples. ValueError when fit is empty."""
+    splits = {name: messages for name, messages in splits.items() if messages}
+    retriever = Retriever.fit(fit)
+    result = [Baseline("neighbours", len(fit),
+                       {name: recall_at(gold_positions(retriever, messages), 1) for name, messages in splits.items()})]
+    sample = linear_sample(fit, seed)
+    labels = len({m.intent for m in fit})
+    for key, messages in (("linear_examples", examples), ("linear_fit", sample)):
+        if labels > LINEAR_MAX_LABELS or len({m.intent for m in messages}) < 2 or (key == "linear_fit" and
+                                                                                   len(sample) == len(examples)):
+            continue  # too slow to wait for here; or nothing to fit; or the same messages as the examples
+        model = fit_classifier(messages, seed=seed, cache=None)
+        result.append(Baseline(key, len(messages), {
+            split: sum(model.predict(m.text) == m.intent for m in listed) / len(listed) for split, listed in splits.items()}))
+    return result
+
+
+def baselines_block(baselines: list[Baseline], fit_size: int) -> dict:
+    """The label file's "baselines": per split, key -> accuracy rounded to 4 decimals (so the same files give the
+    same bytes), and what each was fitted on."""
+    splits = sorted({split for b in baselines for split in b.accuracy})
+    return {**{split: {b.key: round(b.accuracy[split], 4) for b in baselines if split in b.accuracy} for split in splits},
+            "fitted_on": {b.key: b.fitted_on for b in baselines}, "fit_messages": fit_size}
 
 
 def make_task(name: str, labels_path: Path, messages_path: Path, test_path: Path | None = None, seed: int = 0,
-              out_of_scope: str | None = None, instructions: str | None = None) -> Made:
-    """Read and check the files, decide groups, codes, examples and splits, and build every file of the task.
+              out_of_scope: str | None = None, instructions: str | None = None, calib: int | None = None,
+              closing: str = "none") -> Made:
+    """Read and check the files, decide groups, codes, examples and splits, measure the baselines, and build
+    every file of the task.
 
-    Nothing is written here (write_task does it). Raises ValueError with one
-    sentence for every bad input the module docstring lists; OSError for a
-    file that cannot be read.
+    calib: the calibration split's size (None: default_calibration). closing:
+    the prompt's last line, "none" or "example" (closing_line). Nothing is
+    written here (write_task does it). Raises ValueError with one sentence for
+    every bad input the module docstring lists, and for a calib below 20 or
+    above the messages the examples leave; OSError for a file that cannot be
+    read.
     """
+    if closing not in CLOSINGS:
+        raise ValueError(f"--closing must be one of {', '.join(CLOSINGS)}, not {closing!r}")
+    if calib is not None and calib < MIN_CALIBRATION:
+        raise ValueError(f"--calib {calib}: at least {MIN_CALIBRATION} calibration messages are needed to fit anything")
     if not NAME.fullmatch(name):
         raise ValueError(f"task name {name!r}: use lower-case letters, digits and _, starting with a letter "
                          f"(it names files and --dataset)")
@@ -262,36 +406,50 @@ def make_task(name: str, labels_path: Path, messages_path: Path, test_path: Path
         raise ValueError(f"{messages_path} has no message of the label(s) {', '.join(map(repr, empty[:5]))}: "
                          f"each label needs messages (about fifteen)")
 
-    per_label = max(CALIBRATION, math.ceil(CALIBRATION_TOTAL / len(labels)))
     groups_of = grouped(labels, by_label, name, out_of_scope)
+    order = [label for _, members in groups_of for label in members]
+    shared = {label: share_out(rows_of[label], texts, seed, label) for label in order}
+    left = sum(len(rest) for _, rest in shared.values())
+    if calib is not None and calib > left:
+        raise ValueError(f"--calib {calib}: the messages hold {left} distinct ones besides the prompt's examples, "
+                         f"so at most --calib {left}")
+    size = default_calibration(len(labels), left) if calib is None else calib
+    per_label = size // len(labels)  # the even share, that a label short of messages is noted against
+    calibration_rows = round_robin([shared[label][1] for label in order], size)
+    if len(calibration_rows) < MIN_CALIBRATION:
+        raise ValueError(f"only {len(calibration_rows)} messages are left for the calibration split after the prompt "
+                         f"examples; at least {MIN_CALIBRATION} are needed to fit anything (about {per_label} per "
+                         f"label for a few hundred in all): add messages")
+    in_calibration = set(calibration_rows)
     description = {label.name: label.description for label in labels}
-    groups, calibration, test_rows, notes, counts = [], [], [], [], {}
+    groups, test_rows, notes, counts = [], [], [], {}
     test_of = Counter(m.intent for m in test)
     for letter, (group, members) in zip(LETTERS, groups_of):
         intents = []
         for intent_letter, label in zip(LETTERS, members):
-            examples, calib, rest = share_out(rows_of[label], texts, seed, label, per_label, not test_path)
-            if len(examples) < EXAMPLES or len(calib) < per_label:
+            examples, rest = shared[label]
+            calib_count = sum(row in in_calibration for row in rest)
+            rest = sorted(row for row in rest if row not in in_calibration) if not test_path else []
+            if len(examples) < EXAMPLES or calib_count < per_label:
                 notes.append(f"{label}: {len(by_label[label])} messages, {len(rows_of[label])} distinct: "
-                             f"{len(examples)} examples, {len(calib)} calibration (asked: {EXAMPLES} and {per_label})")
+                             f"{len(examples)} examples, {calib_count} calibration (asked: {EXAMPLES} and {per_label})")
             intents.append(Intent(letter, intent_letter, label, description[label],
                                   tuple(texts[row] for row in examples)))
-            calibration.append(calib)
             test_rows += rest
-            counts[label] = (len(examples), len(calib), test_of[label] if test_path else len(rest))
+            counts[label] = (len(examples), calib_count, test_of[label] if test_path else len(rest))
         groups.append(Group(letter, group, tuple(intents)))
-    round_robin = [rows[k] for k in range(per_label) for rows in calibration if k < len(rows)]
-    if len(round_robin) < MIN_CALIBRATION:
-        raise ValueError(f"only {len(round_robin)} messages are left for the calibration split after the prompt "
-                         f"examples; at least {MIN_CALIBRATION} are needed to fit anything (about {per_label} per "
-                         f"label for a few hundred in all): add messages")
     if notes:
         notes.append("a label with fewer calibration messages than asked weighs less in every fit on the "
                      "calibration split, and its wrong answers are more often missed there")
+    if stripped := [label for label in labels if label.stripped]:
+        notes.append(f"{len(stripped)} description{'s' if len(stripped) > 1 else ''} began with the label's own name, "
+                     f"which the prompt writes just before it: removed ("
+                     + ", ".join(f"{label.name}: {label.stripped!r}" for label in stripped[:3])
+                     + (" ..." if len(stripped) > 3 else "") + ")")
     if repeats := len(messages) - len(first):
         notes.append(f"{repeats} message{'s repeat' if repeats > 1 else ' repeats'} an earlier text: in no split")
     if test_path:
-        seen = {normalise(texts[row]) for rows in calibration for row in rows}
+        seen = {normalise(texts[row]) for row in calibration_rows}
         seen |= {normalise(text) for group in groups for intent in group.intents for text in intent.examples}
         if leaked := sum(normalise(m.text) in seen for m in test):
             notes.append(f"{leaked} test message{'s repeat' if leaked > 1 else ' repeats'} an example or a "
@@ -300,24 +458,32 @@ def make_task(name: str, labels_path: Path, messages_path: Path, test_path: Path
         notes.append("no message is left for the test split, so the scripts that report on test (ece.py, "
                      "separation.py, routes.py...) need --split calib, which reports on the answers the fit saw; "
                      "give test messages with --test to measure on messages the fit did not see")
-    label_set = LabelSet(tuple(groups), tuple(round_robin))
+    label_set = LabelSet(tuple(groups), tuple(calibration_rows))
 
     oos = [intent for intent in label_set.intents if intent.name == out_of_scope]
     none = f"; a message that fits none of them gets {oos[0].code} ({out_of_scope})" if oos else ""
-    text = instructions or INSTRUCTIONS.format(none=none, code=label_set.intents[0].code)
-    prompt = build_prompt(label_set, EXAMPLES, True, text)
+    last_line, example_code = closing_line(closing, label_set, out_of_scope)
+    text = instructions or INSTRUCTIONS.format(none=none, example=f", for example {example_code}" if example_code else "")
+    prompt = build_prompt(label_set, EXAMPLES, True, text, last_line)
+    held_out = in_calibration | set(test_rows)
+    fit = [message for row, message in enumerate(messages) if row not in held_out]  # = TaskLoader.fit_messages
+    splits = {"calib": [messages[row] for row in calibration_rows],
+              "test": test if test_path else [messages[row] for row in test_rows]}
+    baselines = baselines_block(measure_baselines(fit, example_messages(label_set), splits, seed), len(fit))
     data = {"dataset": name,
             "source": f"made by datasets/make_task.py from {Path(labels_path).name} and {Path(messages_path).name}"
                       + (f" and {Path(test_path).name}" if test_path else ""),
-            "splits": {"calib": len(round_robin), "test": len(test) if test_path else len(test_rows)},
+            "splits": {"calib": len(calibration_rows), "test": len(test) if test_path else len(test_rows)},
             **({"out_of_scope_intents": [out_of_scope]} if out_of_scope else {}),
-            "task": {"labels": len(labels), "seed": seed, "instructions": text},
+            "task": {"labels": len(labels), "seed": seed, "instructions": text, "closing": closing,
+                     "closing_line": last_line},
+            "baselines": baselines,
             "groups": [{"letter": g.letter, "name": g.name,
                         "intents": [{"letter": i.letter, "intent": i.name, "description": i.description,
                                      "examples": list(i.examples)} for i in g.intents]} for g in groups],
-            "calibration": {"seed": seed, "per_label": per_label, "rows": round_robin},
+            "calibration": {"seed": seed, "per_label": per_label, "rows": calibration_rows},
             **({} if test_path else {"test": {"rows": test_rows}})}
-    made = Made(label_set, round_robin, test_rows, data["splits"]["test"], counts, notes)
+    made = Made(label_set, calibration_rows, test_rows, data["splits"]["test"], counts, notes, baselines=baselines)
     made.files = {f"{name}.json": to_json(data).encode("utf-8"), MESSAGES: Path(messages_path).read_bytes(),
                   f"{name}.prompt.txt": prompt.system.encode("utf-8"), f"{name}.gbnf": prompt.grammar.encode("utf-8")}
     if test_path:
@@ -356,10 +522,29 @@ def summary(made: Made) -> list[str]:
     return lines
 
 
+def baselines_table(block: dict) -> list[str]:
+    """The baselines make_task.py prints, from the label file's "baselines" block: per baseline, the labelled
+    messages it was fitted on and its accuracy on calib and test ("-" for a split the task lacks)."""
+    lines = [f"{'baselines with no model (accuracy)':<40} {'fitted on':>9} {'calib':>6} {'test':>6}"]
+    for key, fitted_on in block["fitted_on"].items():
+        figures = "".join(f" {100 * block[split][key]:>5.1f}%" if key in block.get(split, {}) else f" {'-':>6}"
+                          for split in ("calib", "test"))
+        lines.append(f"{BASELINE_NAMES[key]:<40} {fitted_on:>9,}{figures}")
+    if "linear_examples" not in block["fitted_on"]:
+        lines.append(f"(no logistic regression for more than {LINEAR_MAX_LABELS} labels here, it takes minutes: "
+                     f"01-why-typed-decisions/beyond/baseline.py --dataset <name> --method linear fits it)")
+    elif block["fitted_on"].get("linear_fit", block["fit_messages"]) < block["fit_messages"]:
+        lines.append(f"(the fit messages: {block['fit_messages']:,}, every labelled message but the calib and test "
+                     f"splits; the logistic regression took {block['fitted_on']['linear_fit']:,} of them, round-robin "
+                     f"over the labels)")
+    return lines
+
+
 def check_letters(letters: str) -> str:
     """Whether every letter of the codes, and '-' before it, is one token for the running server's model
     (02's tokens.py asks /tokenize). A line to print; ValueError when one is not (then nothing is written)."""
-    from llama_http import Client, ConnectionLost, ServerError, ServerLoading, ServerTimeout, ServerUnreachable
+    from llama_http import (Client, ConnectionLost, ServerError, ServerLoading, ServerTimeout, ServerUnreachable,
+                            server_command)
     from tokens import letter_tokens
     client = Client(timeout_s=10)
     try:
@@ -367,7 +552,7 @@ def check_letters(letters: str) -> str:
         return f"letters {letters}: single tokens for {client.model_info()['model']} (checked with /tokenize)"
     except (ServerUnreachable, ServerLoading, ServerTimeout, ConnectionLost, ServerError):
         return (f"letters {letters}: not checked, no server at {client.url}; start it "
-                f"(python3 00-setup/server.py start) and run this again to check them")
+                f"({server_command(client.url, 'start')}) and run this again to check them")
 
 
 def main() -> int:
@@ -378,10 +563,19 @@ def main() -> int:
     parser.add_argument("--test", type=Path, help="CSV: text,label, your test messages (default: what is left)")
     parser.add_argument("--out-of-scope", metavar="LABEL", help="the label that means 'none of these'")
     parser.add_argument("--instructions", help="the prompt's opening paragraph (default: a general one)")
-    parser.add_argument("--seed", type=int, default=0, help="the shuffle's seed (default: 0)")
+    parser.add_argument("--seed", type=int, default=0, help="the shuffle's seed, and the logistic regression's "
+                                                            "(default: 0)")
+    parser.add_argument("--calib", type=int, metavar="N",
+                        help=f"calibration messages, at least {MIN_CALIBRATION} (default: {CALIBRATION} per label, at "
+                             f"least {CALIBRATION_TOTAL}, up to {CALIBRATION_MAX:,} when a quarter of the messages "
+                             f"left after the examples is more: post 08's act threshold rests on the few answers "
+                             f"above it, and isotonic regression's stretches on the answers they hold)")
+    parser.add_argument("--closing", choices=CLOSINGS, default="none",
+                        help="the prompt's last line: 'none' asks for the code alone (the default), 'example' "
+                             "names one of the task's codes, the middle one")
     args = parser.parse_args()
     made = make_task(args.name, args.labels, args.messages, args.test, args.seed, args.out_of_scope,
-                     args.instructions)
+                     args.instructions, args.calib, args.closing)
     letters = "".join(sorted({g.letter for g in made.labels.groups} | {i.letter for i in made.labels.intents}))
     checked = check_letters(letters)
     for line in summary(made):
@@ -399,9 +593,12 @@ def main() -> int:
           f"{'s' if len(made.labels.groups) > 1 else ''}, codes {intents[0].code} to {intents[-1].code}; "
           f"calibration split {len(made.calibration)} messages, test split {made.test_size}")
     print(checked)
+    for line in baselines_table(made.baselines):
+        print(line)
     for note in made.notes:
         print(f"note: {note}")
-    print(f"next: python3 00-setup/server.py start --dataset {args.name}")
+    from llama_http import server_command, server_url, split_credentials
+    print(f"next: {server_command(split_credentials(server_url())[0], f'start --dataset {args.name}')}")
     return 0
 
 

@@ -86,6 +86,16 @@ class TaskLoader:
         """The prompt's opening paragraph, as make_task.py wrote it into the label file."""
         return self.data["task"]["instructions"]
 
+    @property
+    def PROMPT_CLOSING(self) -> str:  # noqa: N802 (a loader module's constant)
+        """The prompt's last line, as make_task.py wrote it into the label file ("closing_line"). AttributeError
+        for a task made before make_task.py chose it, so that getattr(loader, "PROMPT_CLOSING", CLOSING) falls
+        back to post 02's line, the one that task's saved prompt ends with."""
+        try:
+            return self.data["task"]["closing_line"]
+        except KeyError:
+            raise AttributeError("PROMPT_CLOSING") from None
+
     def load_labels(self) -> LabelSet:
         """The task's label set (labels.read_label_file: the structure is checked). ValueError naming a problem."""
         return read_label_file(self.label_file, self.data["task"]["labels"], self.data["dataset"])
@@ -113,6 +123,41 @@ class TaskLoader:
         """Every message of messages.csv but the calibration and test rows: what a retriever may see."""
         held_out = set(self.data["calibration"]["rows"]) | set(self.data.get("test", {}).get("rows", ()))
         return [message for row, message in enumerate(self.messages()) if row not in held_out]
+
+
+# the keys of the label file's "baselines" block (make_task.py writes it), and what each baseline is
+BASELINE_NAMES = {"neighbours": "nearest neighbours", "linear_examples": "logistic regression on the examples",
+                  "linear_fit": "logistic regression on the fit messages"}
+WHEN_THE_MODEL_LOSES = "datasets/your-task.md#when-the-model-loses-to-the-baseline"
+
+
+def baseline_note(dataset_name: str, split: str, accuracy: float) -> str | None:
+    """One line comparing the model's accuracy on a task's split with the best baseline make_task.py stored.
+
+    accuracy: the model's, in [0, 1]. The baselines are the label file's
+    "baselines" block (accuracies in [0, 1], no model, no server), so nothing
+    is refitted. Returns None for a dataset of the series (banking77,
+    clinc150...: their baselines are post 01's beyond/baseline.py), for a task
+    made before make_task.py stored baselines, and for a split it has no
+    figure for. When the best baseline is above the model, the line says so
+    and where to read what to do; else it names the baseline the model beat.
+    Raises ValueError for an unknown dataset or an accuracy outside [0, 1].
+    """
+    from registry import dataset_named
+    dataset = dataset_named(dataset_name)
+    if not 0.0 <= accuracy <= 1.0:
+        raise ValueError(f"accuracy must be in [0, 1], got {accuracy}")
+    if not dataset.is_task:
+        return None
+    figures = {name: value for name, value in dataset.header.get("baselines", {}).get(split, {}).items()
+               if value is not None}
+    if not figures:
+        return None
+    best = max(figures, key=lambda name: (figures[name], name))
+    named = f"{BASELINE_NAMES.get(best, best)} {100 * figures[best]:.1f}% (make_task.py)"
+    if figures[best] > accuracy:
+        return f"the better baseline on this split: {named}, the model {100 * accuracy:.1f}%: see {WHEN_THE_MODEL_LOSES}"
+    return f"the best baseline on this split: {named}, the model {100 * accuracy:.1f}%"
 
 
 class ExtendingLoader:

@@ -67,9 +67,15 @@ def test_every_beyond_script_puts_the_post_folders_and_its_own_folder_on_the_pat
     assert path.read_text(encoding="utf-8").count(PATH_LINES) == 1
 
 
+# make_task.py is itself work beyond the series (your own task, in post 08's tag: post_tags.OWN_TASK_FILES), and
+# prints post 01's baselines, so it may import post 01's beyond/linear.py, as 07's beyond/scope_baseline.py does.
+BEYOND_WORK_OUTSIDE = {("datasets/make_task.py", "linear")}
+
+
 def test_no_post_module_imports_beyond_code():
     beyond = beyond_modules()
     offenders = [f"{path.relative_to(ROOT)} imports {name}"
                  for folder in series.FOLDERS for path in sorted(folder.glob("*.py"))
-                 for name in sorted(imported(path) & beyond.keys())]
+                 for name in sorted(imported(path) & beyond.keys())
+                 if (str(path.relative_to(ROOT)), name) not in BEYOND_WORK_OUTSIDE]
     assert offenders == []

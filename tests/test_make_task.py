@@ -1,6 +1,7 @@
 """A task of your own (datasets/make_task.py, task.py): prompt, grammar and splits from two CSV files; bad input."""
 import csv
 import json
+import random
 import sys
 from pathlib import Path
 
@@ -11,9 +12,10 @@ sys.path.insert(0, str(ROOT))
 import series  # noqa: E402,F401
 from grammar_codes import grammar_codes  # noqa: E402
 from labels import read_label_file  # noqa: E402
-from make_task import make_task, propose_groups, write_task  # noqa: E402
+from make_task import (baselines_table, default_calibration, make_task, own_name_prefix, propose_groups,  # noqa: E402
+                       round_robin, write_task)
 from registry import Dataset, discover  # noqa: E402
-from task import TaskLoader  # noqa: E402
+from task import TaskLoader, baseline_note  # noqa: E402
 
 SCRIPT = "datasets/make_task.py"
 WORDS = ("card", "transfer", "refund", "pin", "cash", "fee", "rate", "account", "app", "phone", "top", "limit")
@@ -254,3 +256,198 @@ def test_a_missing_file_is_named(tmp_path):
     labels, _ = synthetic(tmp_path, 2)
     with pytest.raises(ValueError, match=r"the messages file .*nowhere.csv does not exist"):
         make_task("mine", labels, tmp_path / "nowhere.csv")
+
+
+@pytest.mark.parametrize("labels, left, expected", [
+    (6, 700, 300),        # the walk-through's card_help: max(60, 300, min(1000, 175))
+    (3, 345, 300),        # 3 labels of 120, 15 examples out: max(30, 300, 86)
+    (30, 290, 290),       # a label short of messages: never more than left
+    (2, 1990, 497),       # a larger pile grows it: max(20, 300, min(1000, 1990 // 4 = 497))
+    (11, 18145, 1000),    # CLINC150's ten domains and out of scope: a quarter is 4,536, capped at 1,000
+    (150, 22000, 1500),   # 10 per label still holds above the cap
+])
+def test_the_default_calibration_size_grows_with_the_pile_up_to_1000(labels, left, expected):
+    assert default_calibration(labels, left) == expected
+
+
+def test_round_robin_takes_each_list_in_turn_and_skips_those_that_ran_out():
+    assert round_robin([[1, 2, 3], [4], [5, 6]], 5) == [1, 4, 5, 2, 6]
+    assert round_robin([[1, 2], [3, 4]], 10) == [1, 3, 2, 4]
+    assert round_robin([], 3) == []
+
+
+def test_a_large_pile_gets_a_larger_calibration_split_by_default(tmp_path):
+    labels, messages = synthetic(tmp_path, 2, per_label=1000)
+    made = make_task("mine", labels, messages)
+    assert len(made.calibration) == 497  # 1,990 left after 10 examples: a quarter
+    assert len(made.test) == 1990 - 497
+    assert json.loads(made.files["mine.json"])["splits"]["calib"] == 497
+
+
+def test_calib_sets_the_calibration_size_round_robin_over_the_labels(tmp_path):
+    labels, messages = synthetic(tmp_path, 3, per_label=120)
+    made = make_task("mine", labels, messages, calib=50)
+    labels_of = [row[1] for row in csv.reader(messages.open())][1:]
+    assert len(made.calibration) == 50 and len(made.test) == 345 - 50
+    # 50 = 16 rounds of 3, then label_0 and label_1 once more
+    assert [made.counts[f"label_{k}"][1] for k in range(3)] == [17, 17, 16]
+    assert [labels_of[row] for row in made.calibration[-3:]] == ["label_2", "label_0", "label_1"]
+
+
+@pytest.mark.parametrize("calib, expected", [(346, "at most --calib 345"), (19, "at least 20 calibration")])
+def test_a_calib_the_messages_cannot_give_or_below_20_is_refused(tmp_path, run_script, calib, expected):
+    labels, messages = synthetic(tmp_path, 3, per_label=120)  # 360 messages, 15 examples: 345 left
+    with pytest.raises(ValueError, match=expected):
+        make_task("mine", labels, messages, calib=calib)
+    tasks = tmp_path / "tasks"
+    done = run_script(SCRIPT, "mine", "--labels", labels, "--messages", messages, "--calib", calib,
+                      env={"TYPED_DECISIONS_TASKS": str(tasks)})
+    assert (done.returncode, done.stdout, len(done.stderr.splitlines())) == (2, "", 1)
+    assert not tasks.exists()
+
+
+def mixed(tmp_path: Path, per_label: int = 60):
+    """labels.csv and messages.csv of 3 labels whose messages share words, so the baselines make mistakes."""
+    names = ["card_arrival", "card_delivery", "top_up"]
+    labels = write_csv(tmp_path / "labels.csv", ["label", "description"], [[n, f"about {n}"] for n in names])
+    words = ("card", "arrive", "sent", "top", "up", "money", "when", "where", "deliver", "still", "not", "my")
+    draw = random.Random(0)  # 3 shared words, and half the time a word of the label's own
+    rows = [[" ".join(draw.sample(words, 3) + ([name] if draw.random() < 0.5 else [])) + f" ({i})", name]
+            for name in names for i in range(per_label)]
+    return labels, write_csv(tmp_path / "messages.csv", ["text", "label"], rows)
+
+
+def test_the_baselines_stored_are_what_neighbours_py_and_linear_py_give_on_the_tasks_splits(tmp_path):
+    from linear import example_messages, fit_classifier
+    from neighbours import Retriever, gold_positions, recall_at
+    labels, messages = mixed(tmp_path)
+    test = write_csv(tmp_path / "test.csv", ["text", "label"],
+                     [["card arrive still not", "card_arrival"], ["top up money", "top_up"], ["my card sent", "card_delivery"]])
+    made = make_task("mine", labels, messages, test, calib=60)
+    write_task(made, tmp_path / "tasks" / "mine")
+    dataset = discover(tasks=tmp_path / "tasks")["mine"]
+    stored = dataset.header["baselines"]
+    assert stored == made.baselines
+    retriever = Retriever.fit(dataset.fit_messages())  # as baseline.py --dataset mine fits it
+    linear = fit_classifier(example_messages(dataset.load_labels()), cache=None)
+    for split in ("calib", "test"):
+        messages_of = dataset.load_split(split)
+        assert stored[split]["neighbours"] == round(recall_at(gold_positions(retriever, messages_of), 1), 4)
+        assert stored[split]["linear_examples"] == round(
+            sum(linear.predict(m.text) == m.intent for m in messages_of) / len(messages_of), 4)
+        assert all(0.0 <= value <= 1.0 for value in stored[split].values())
+    assert stored["fitted_on"] == {"neighbours": 180 - 60, "linear_examples": 15, "linear_fit": 120}
+    assert stored["calib"]["neighbours"] < 1.0  # the messages share words: a test that can fail
+    table = baselines_table(stored)
+    assert len(table) == 4 and f"{100 * stored['test']['neighbours']:.1f}%" in table[1]
+
+
+def test_the_linear_fit_takes_at_most_2000_fit_messages_round_robin(tmp_path):
+    from make_task import linear_sample
+    from labels import Message
+    fit = [Message(f"m-{i}", f"text {i}", "ab"[i % 7 == 0]) for i in range(2100)]  # 300 of b, 1,800 of a
+    sample = linear_sample(fit, 0, cap=1000)
+    assert len(sample) == 1000 and len({m.id for m in sample}) == 1000
+    assert sum(m.intent == "b" for m in sample) == 300  # b runs out after 300 rounds; a fills the rest
+    assert linear_sample(fit, 0, cap=1000) == sample and linear_sample(fit[:50], 0, cap=1000) == fit[:50]
+
+
+def test_a_task_without_a_test_split_has_calib_baselines_only(tmp_path):
+    labels, messages = synthetic(tmp_path, 30, per_label=15)
+    made = make_task("mine", labels, messages)
+    assert set(made.baselines) == {"calib", "fitted_on", "fit_messages"}
+    assert baselines_table(made.baselines)[1].endswith("-")
+    # 30 labels: above the 26 the logistic regression is fitted for here, so only the neighbours
+    assert list(made.baselines["fitted_on"]) == ["neighbours"]
+    assert "--method linear" in baselines_table(made.baselines)[-1]
+
+
+CODE = r"\b[A-Z]-[A-Z]\b"
+
+
+@pytest.mark.parametrize("closing, last_line", [
+    ("none", "Answer with the code only."),
+    ("example", "Answer with the code only, for example A-C."),  # 6 labels but the out-of-scope one: the 3rd of 5
+])
+def test_the_prompt_names_only_the_tasks_codes_and_ends_with_the_closing_asked_for(tmp_path, closing, last_line):
+    import re
+    from prompt import build_prompt
+    labels, messages = synthetic(tmp_path, 6, per_label=60)
+    made = make_task("mine", labels, messages, out_of_scope="label_5", closing=closing)
+    system = made.files["mine.prompt.txt"].decode()
+    codes = {intent.code for intent in made.labels.intents}
+    assert set(re.findall(CODE, system)) <= codes and system.endswith("\n" + last_line)
+    assert ("for example" in system) == (closing == "example")
+    task = json.loads(made.files["mine.json"])["task"]
+    assert (task["closing"], task["closing_line"]) == (closing, last_line)
+    write_task(made, tmp_path / "tasks" / "mine")
+    loader = discover(tasks=tmp_path / "tasks")["mine"].loader()  # what prompt.py load_prompt builds it from
+    assert build_prompt(loader.load_labels(), 5, True, loader.PROMPT_INSTRUCTIONS, loader.PROMPT_CLOSING).system == system
+
+
+def test_a_task_made_before_the_closing_choice_keeps_post_02s_closing(tmp_path):
+    from prompt import CLOSING
+    labels, messages = synthetic(tmp_path, 3, per_label=120)
+    write_task(make_task("mine", labels, messages), tmp_path / "mine")
+    data = json.loads((tmp_path / "mine" / "mine.json").read_text())
+    del data["task"]["closing_line"]
+    (tmp_path / "mine" / "mine.json").write_text(json.dumps(data))
+    assert getattr(TaskLoader(tmp_path / "mine" / "mine.json"), "PROMPT_CLOSING", CLOSING) == CLOSING
+
+
+def test_the_example_closing_of_clinc150s_ten_domains_and_out_of_scope_is_the_5th_code(tmp_path):
+    labels, messages = synthetic(tmp_path, 11, per_label=40)
+    made = make_task("mine", labels, messages, out_of_scope="label_10", closing="example")
+    assert made.files["mine.prompt.txt"].decode().endswith("for example A-E.")  # 10 in scope: the (10 - 1) // 2 = 4th
+
+
+@pytest.mark.parametrize("name, description, prefix", [
+    ("travel", "travel: trips and bookings", "travel: "),
+    ("travel", "Travel - trips", "Travel - "),
+    ("credit_cards", "credit cards, limits and rewards", "credit cards, "),
+    ("credit_cards", "credit_cards: limits", "credit_cards: "),
+    ("travel", "travel-related questions", ""),        # a hyphen inside a word is no separator
+    ("travel", "travelling abroad: visas", ""),
+    ("work", "a job: payday", ""),
+])
+def test_a_description_that_starts_with_its_labels_name_loses_that_start(name, description, prefix):
+    assert own_name_prefix(name, description) == prefix
+
+
+def test_make_task_strips_the_labels_name_from_its_description_and_says_so(tmp_path):
+    labels, messages = synthetic(tmp_path, 3, per_label=120)
+    write_csv(labels, ["label", "description"], [["label_0", "label_0: the first"], ["label_1", "Label_1 - the second"],
+                                                 ["label_2", "the third"]])
+    made = make_task("mine", labels, messages)
+    assert [intent.description for intent in made.labels.intents] == ["the first", "the second", "the third"]
+    assert any(note.startswith("2 descriptions began with the label's own name") for note in made.notes)
+    write_csv(labels, ["label", "description"], [["label_0", "label_0:"], ["label_1", "x"], ["label_2", "y"]])
+    with pytest.raises(ValueError, match="'label_0' has no description"):
+        make_task("mine", labels, messages)
+
+
+def test_baseline_note_names_the_better_baseline_for_a_task_and_nothing_for_the_series(tmp_path, monkeypatch):
+    import registry
+    labels, messages = mixed(tmp_path)
+    write_task(make_task("mine", labels, messages, calib=60), tmp_path / "tasks" / "mine")
+    monkeypatch.setitem(registry.DATASETS, "mine", discover(tasks=tmp_path / "tasks")["mine"])
+    stored = registry.DATASETS["mine"].header["baselines"]["calib"]
+    best = max(stored.values())
+    below, above = baseline_note("mine", "calib", best / 2), baseline_note("mine", "calib", 1.0)
+    assert below.startswith("the better baseline on this split: ") and f"{100 * best:.1f}%" in below
+    assert "your-task.md#when-the-model-loses-to-the-baseline" in below
+    assert above.startswith("the best baseline on this split: ") and "your-task.md" not in above
+    write_task(make_task("mine", labels, messages, calib=165), tmp_path / "all" / "mine")  # nothing left for test
+    monkeypatch.setitem(registry.DATASETS, "mine", discover(tasks=tmp_path / "all")["mine"])
+    assert baseline_note("mine", "test", 0.5) is None and baseline_note("mine", "calib", 0.5) is not None
+    assert [baseline_note(name, "test", 0.5) for name in ("banking77", "clinc150", "banking77oos")] == [None] * 3
+    with pytest.raises(ValueError, match="in \\[0, 1\\]"):
+        baseline_note("mine", "calib", 1.5)
+
+
+def test_the_next_line_keeps_the_llama_url_the_reader_set(tmp_path, run_script):
+    labels, messages = synthetic(tmp_path, 3, per_label=120)
+    done = run_script(SCRIPT, "mine", "--labels", labels, "--messages", messages,
+                      env={"TYPED_DECISIONS_TASKS": str(tmp_path / "tasks"), "LLAMA_URL": "http://127.0.0.1:1"})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == "next: LLAMA_URL=http://127.0.0.1:1 python3 00-setup/server.py start --dataset mine"

@@ -120,12 +120,15 @@ def argument_options(source: str, where: str = "<source>") -> set[str]:
 
 
 def stage_of(path: str) -> Stage | None:
-    """The stage of a file (path from the repository root): its post folder's (datasets/ is post 00), beyond
-    when it lies in the folder's beyond/ or is its BEYOND.md; None outside the post folders."""
+    """The stage of a file (path from the repository root): its post folder's (datasets/ is post 00, but for
+    your own task's files, work beyond the series in post 08's tag: post_tags.OWN_TASK_FILES), beyond when it
+    lies in the folder's beyond/ or is its BEYOND.md; None outside the post folders."""
     parts = PurePosixPath(path).parts
     post = folder_post(parts[0])
     if post is None or len(parts) < 2:
         return None
+    if parts[0] == "datasets" and post_tags.OWN_TASK_FILES.fullmatch(parts[-1]):
+        return Stage(post_tags.OWN_TASK_POST, beyond=True)
     return Stage(post, parts[1] == BEYOND or parts[-1] == "BEYOND.md")
 
 
@@ -292,9 +295,11 @@ def test_each_word_belongs_to_the_earliest_stage_that_has_it():
 def test_module_stages_take_top_level_and_beyond_modules_only():
     stages = module_stages(["00-setup/server.py", "00-setup/gb10/helper.py", "datasets/registry.py",
                             "08-routes/route.py", "08-routes/beyond/guard.py", "08-routes/beyond/adversarial/x.py",
-                            "series.py", "tests/conftest.py", "08-routes/README.md"])
+                            "series.py", "tests/conftest.py", "08-routes/README.md", "datasets/make_task.py"])
+    # make_task.py is your own task's, beyond the series after post 08: its --calib is no post 00 option
     assert stages == {"00-setup/server.py": Stage(0), "datasets/registry.py": Stage(0),
-                      "08-routes/route.py": Stage(8), "08-routes/beyond/guard.py": Stage(8, beyond=True)}
+                      "08-routes/route.py": Stage(8), "08-routes/beyond/guard.py": Stage(8, beyond=True),
+                      "datasets/make_task.py": Stage(8, beyond=True)}
 
 
 def test_variants_are_the_middles_of_reference_file_names():
