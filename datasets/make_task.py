@@ -3,6 +3,7 @@
     python3 datasets/make_task.py my_task --labels labels.csv --messages messages.csv
     python3 datasets/make_task.py my_task --labels labels.csv --messages messages.csv --test test.csv
     python3 datasets/make_task.py my_task ... --out-of-scope none_of_these
+    python3 datasets/make_task.py my_task ... --irreversible close_account   # confirmed, never acted on
 
 labels.csv has the header label,description (a row per label, the description
 one line on what the label is used for) or label,description,group (your own
@@ -223,8 +224,14 @@ def share_out(rows: list[int], texts: list[str], seed: int, label: str, calibrat
 
 
 def make_task(name: str, labels_path: Path, messages_path: Path, test_path: Path | None = None, seed: int = 0,
-              out_of_scope: str | None = None, instructions: str | None = None) -> Made:
+              out_of_scope: str | None = None, instructions: str | None = None,
+              irreversible: tuple[str, ...] = ()) -> Made:
     """Read and check the files, decide groups, codes, examples and splits, and build every file of the task.
+
+    irreversible: labels whose action cannot be undone; the label file marks
+    them "irreversible": true, as banking77.json marks terminate_account, so
+    that 08-routes/beyond/route_beyond.py asks to confirm them instead of
+    acting (typicality.irreversible_intents).
 
     Nothing is written here (write_task does it). Raises ValueError with one
     sentence for every bad input the module docstring lists; OSError for a
@@ -242,6 +249,10 @@ def make_task(name: str, labels_path: Path, messages_path: Path, test_path: Path
     known = {label.name for label in labels}
     if out_of_scope is not None and out_of_scope not in known:
         raise ValueError(f"--out-of-scope {out_of_scope!r} is not a label of {labels_path}")
+    if unknown := sorted(set(irreversible) - known):
+        raise ValueError(f"--irreversible {unknown[0]!r} is not a label of {labels_path}")
+    if out_of_scope in irreversible:
+        raise ValueError(f"--irreversible {out_of_scope!r} is the out-of-scope label, which is never acted on")
     messages = read_messages(messages_path, "messages")
     test = read_messages(test_path, "test") if test_path else []
     for path, listed in ((messages_path, messages), (test_path, test)):
@@ -314,7 +325,9 @@ def make_task(name: str, labels_path: Path, messages_path: Path, test_path: Path
             "task": {"labels": len(labels), "seed": seed, "instructions": text},
             "groups": [{"letter": g.letter, "name": g.name,
                         "intents": [{"letter": i.letter, "intent": i.name, "description": i.description,
-                                     "examples": list(i.examples)} for i in g.intents]} for g in groups],
+                                     "examples": list(i.examples),
+                                     **({"irreversible": True} if i.name in irreversible else {})}
+                                    for i in g.intents]} for g in groups],
             "calibration": {"seed": seed, "per_label": per_label, "rows": round_robin},
             **({} if test_path else {"test": {"rows": test_rows}})}
     made = Made(label_set, round_robin, test_rows, data["splits"]["test"], counts, notes)
@@ -379,9 +392,12 @@ def main() -> int:
     parser.add_argument("--out-of-scope", metavar="LABEL", help="the label that means 'none of these'")
     parser.add_argument("--instructions", help="the prompt's opening paragraph (default: a general one)")
     parser.add_argument("--seed", type=int, default=0, help="the shuffle's seed (default: 0)")
+    parser.add_argument("--irreversible", metavar="LABEL", action="append", default=[],
+                        help="a label whose action cannot be undone: post 08's beyond routes ask to confirm it "
+                             "instead of acting (repeat for several)")
     args = parser.parse_args()
     made = make_task(args.name, args.labels, args.messages, args.test, args.seed, args.out_of_scope,
-                     args.instructions)
+                     args.instructions, tuple(args.irreversible))
     letters = "".join(sorted({g.letter for g in made.labels.groups} | {i.letter for i in made.labels.intents}))
     checked = check_letters(letters)
     for line in summary(made):

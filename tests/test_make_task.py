@@ -254,3 +254,21 @@ def test_a_missing_file_is_named(tmp_path):
     labels, _ = synthetic(tmp_path, 2)
     with pytest.raises(ValueError, match=r"the messages file .*nowhere.csv does not exist"):
         make_task("mine", labels, tmp_path / "nowhere.csv")
+
+
+def test_irreversible_labels_are_marked_in_the_label_file_where_the_routes_read_them(tmp_path, monkeypatch):
+    import registry
+    sys.path.insert(0, str(ROOT / "08-routes" / "beyond"))
+    from typicality import irreversible_intents
+    labels, messages = synthetic(tmp_path, 3, per_label=120)
+    made = make_task("mine", labels, messages, irreversible=("label_1",))
+    write_task(made, tmp_path / "tasks" / "mine")
+    monkeypatch.setitem(registry.DATASETS, "mine", Dataset("mine", tmp_path / "tasks" / "mine"))
+    assert irreversible_intents("mine") == {"label_1"}
+    assert len(registry.DATASETS["mine"].load_labels().intents) == 3      # the label file still loads
+    # the mark changes no prompt: the server's cached prefill still fits
+    assert made.files["mine.prompt.txt"] == make_task("mine", labels, messages).files["mine.prompt.txt"]
+    with pytest.raises(ValueError, match="--irreversible 'label_9' is not a label"):
+        make_task("mine", labels, messages, irreversible=("label_9",))
+    with pytest.raises(ValueError, match="the out-of-scope label"):
+        make_task("mine", labels, messages, out_of_scope="label_2", irreversible=("label_2",))
