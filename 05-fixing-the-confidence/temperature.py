@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # puts the post folders on sys.path
 from calib_split import add_fit_arguments, load_fit_and_report
 from ece import N_BINS, ece, outcomes, reliability_bins
-from plot import add_plot_arguments, has_display, png_path, pyplot, reliability_figure, save_figure
+from plot import add_plot_arguments, draw_figure, has_display, png_path, reliability_figure
 from results_record import STEPS, ResultsLine
 
 BOUNDS = (0.05, 20.0)
@@ -263,11 +263,10 @@ def main() -> int:
           f"with T_group {fits['group'].temperature:.3f}, T_intent {fits['intent'].temperature:.3f}")
 
     show = has_display() and not args.no_show
-    pyplot(show)
-    save_figure(reliability_figure(panels), png_path(args, "temperature", __file__), show)
+    draw_figure(lambda: reliability_figure(panels), png_path(args, "temperature", __file__), show)
     return 0
 
 
 if __name__ == "__main__":
     from script_exit import exit_on_bad_input
-    sys.exit(exit_on_bad_input(main, also=(ImportError,)))
+    sys.exit(exit_on_bad_input(main))

@@ -131,7 +131,7 @@ def confidence_variants(calib: list[ResultsLine], records: list[ResultsLine],
 
 def main() -> int:
     # post 04's figures, for this script's own diagram: a module that imports the fit does not load them
-    from plot import add_plot_arguments, has_display, png_path, pyplot, reliability_figure, save_figure
+    from plot import add_plot_arguments, draw_figure, has_display, png_path, reliability_figure
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_fit_arguments(parser)
@@ -160,13 +160,12 @@ def main() -> int:
           f"temperature {ece(variants['temperature'], corrects):.4f}, isotonic {ece(variants['isotonic'], corrects):.4f}")
 
     show = has_display() and not args.no_show
-    pyplot(show)
     panels = [(f"{args.split}, {name}: ECE {ece(values, corrects):.3f}", reliability_bins(values, corrects, N_BINS))
               for name, values in variants.items()]
-    save_figure(reliability_figure(panels), png_path(args, "isotonic", __file__), show)
+    draw_figure(lambda: reliability_figure(panels), png_path(args, "isotonic", __file__), show)
     return 0
 
 
 if __name__ == "__main__":
     from script_exit import exit_on_bad_input
-    sys.exit(exit_on_bad_input(main, also=(ImportError,)))
+    sys.exit(exit_on_bad_input(main))

@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # puts the post folders on sys.path
 from calib_split import add_fit_arguments, load_fit_and_report
 from ece import outcomes
-from plot import add_plot_arguments, has_display, png_path, pyplot, save_figure
+from plot import add_plot_arguments, draw_figure, has_display, png_path
 from isotonic import confidence_variants
 from separation import TARGETS, SweepPoint, accuracy_coverage, area_under_risk
 
@@ -69,7 +69,6 @@ def main() -> int:
     add_plot_arguments(parser, "coverage")
     args = parser.parse_args()
     show = has_display() and not args.no_show
-    pyplot(show)  # selects the backend before any figure is made
     calib_path, calib, path, records = load_fit_and_report(args)
     _, corrects = outcomes(records)
     variants = confidence_variants(calib, records)
@@ -77,10 +76,10 @@ def main() -> int:
     for name in variants:
         print(f"{name:<12} {len(curves[name]):5d} points, AURC {area_under_risk(curves[name]):.4f}")
     title = f"{args.split}: {len(records)} answers, {100 * sum(corrects) / len(corrects):.1f}% right"
-    save_figure(coverage_figure(curves, corrects, title), png_path(args, "coverage", __file__), show)
+    draw_figure(lambda: coverage_figure(curves, corrects, title), png_path(args, "coverage", __file__), show)
     return 0
 
 
 if __name__ == "__main__":
     from script_exit import exit_on_bad_input
-    sys.exit(exit_on_bad_input(main, also=(ImportError,)))
+    sys.exit(exit_on_bad_input(main))

@@ -9,7 +9,11 @@ fit none of them (out of scope). Our CLINC150 grammar has one code for them,
 K-A ("oos"), so there are two ways to catch such a message:
 
 (a) the explicit code: the model answers K-A. As a score, its probability
-    P(K-A) = P(group K), since group K holds only that intent;
+    P(K-A) = P(group K), since group K holds only that intent. Where the
+    out-of-scope code shares its group with intents (a task of up to 26
+    labels, all in group A, whose letter the grammar writes), the group
+    step says nothing about it: the score is then read at the intent step,
+    P(group) x P(its letter | group) (out_of_scope_step);
 (b) low confidence: whatever the model answered, it was unsure of it. As a
     score, 1 - confidence (raw, or after post 05's temperature scaling or
     post 06's isotonic regression, both fitted on the calibration split).
@@ -50,6 +54,37 @@ def out_of_scope_codes(dataset: str) -> frozenset[str]:
     file keeps working. Raises ValueError for an unknown dataset.
     """
     return dataset_named(dataset).out_of_scope_codes()
+
+
+def out_of_scope_step(codes: frozenset[str], all_codes: frozenset[str]) -> str:
+    """Where the answers decide the out-of-scope codes: "group" when their group holds nothing else (CLINC150's
+    K, whose only code is K-A: P(K-A) = P(group K)), "intent" when it holds other codes too (a one-group task:
+    the group letter is always A, so its P(group) is 1 and says nothing). all_codes: every code of the label
+    set. Raises ValueError when the codes do not share one group letter or are not among all_codes."""
+    letters = {split_code(code)[0] for code in codes}
+    if len(letters) != 1:
+        raise ValueError(f"out-of-scope codes {sorted(codes)} must share one group letter")
+    if not codes <= all_codes:
+        raise ValueError(f"out-of-scope codes {sorted(codes - all_codes)} are not codes of the label set")
+    (letter,) = letters
+    return "intent" if any(split_code(code)[0] == letter for code in all_codes - codes) else "group"
+
+
+def out_of_scope_probability(record: ResultsLine, codes: frozenset[str], step: str) -> float:
+    """P(an out-of-scope code) for one answer, read at `step` (out_of_scope_step), in [0, 1]; 0.0 without a code.
+
+    "group": P(their group). "intent": P(their group) x the sum of their
+    letters' P(intent | group) when the model chose their group; when it
+    chose another, the intent step was asked inside that other group only,
+    so P(their group) is all that is known: an upper bound.
+    """
+    if record.status != "ok":
+        return 0.0
+    letter = split_code(next(iter(codes)))[0]
+    p_group = record.group_distribution.get(letter, 0.0)
+    if step == "group" or record.group_letter != letter:
+        return p_group
+    return min(1.0, p_group * sum(record.intent_distribution.get(split_code(code)[1], 0.0) for code in codes))
 
 
 def code_list(codes: frozenset[str]) -> str:
@@ -132,25 +167,24 @@ def code_decision(records: list[ResultsLine], codes: frozenset[str]) -> CodeDeci
                         false_alarms=sum(a and not p for a, p in zip(answered, positives)))
 
 
-def detectors(records: list[ResultsLine], variants: dict[str, list[float]], codes: frozenset[str]) -> list[Detector]:
+def detectors(records: list[ResultsLine], variants: dict[str, list[float]], codes: frozenset[str],
+              step: str = "group") -> list[Detector]:
     """The detectors of this post for the records (post 03's fields), in the order they are printed.
 
     variants: 06's confidence_variants of the same records; codes: the
-    out-of-scope codes, which must share one group letter whose group holds
-    only them. Detectors: (a) P(code), the group step's probability of that
-    letter (0 without a code); (b) 1 - confidence for each variant; (a) or
+    out-of-scope codes, which must share one group letter; step: where their
+    probability is read (out_of_scope_step: "group" when their group holds
+    only them). Detectors: (a) P(code), out_of_scope_probability (0 without
+    a code); (b) 1 - confidence for each variant; (a) or
     (b) for each variant: an out-of-scope answer scores 1, any other
     (1 - confidence) / 2, so every out-of-scope answer ranks above every
     in-scope one and the rest keep the order of their confidence. Raises
     ValueError when the codes do not share one group letter.
     """
-    letters = {split_code(code)[0] for code in codes}
-    if len(letters) != 1:
+    if len({split_code(code)[0] for code in codes}) != 1:
         raise ValueError(f"out-of-scope codes {sorted(codes)} must share one group letter")
-    (letter,) = letters
     code_text = code_list(codes)
-    found = [Detector(f"P({code_text})",
-                      [r.group_distribution[letter] if r.status == "ok" else 0.0 for r in records],
+    found = [Detector(f"P({code_text})", [out_of_scope_probability(r, codes, step) for r in records],
                       lambda t: f"P({code_text}) >= {t:.3f}")]
     for name, confidences in variants.items():
         found.append(Detector(f"1 - {name}", [1.0 - c for c in confidences],
@@ -199,8 +233,14 @@ def main() -> int:
           f"false-positive rate {decision.false_alarms} of {n_in} ({percent(decision.false_alarms / n_in)}), "
           f"precision {percent(decision.caught / decision.answered) if decision.answered else '-'}\n")
 
+    step = out_of_scope_step(codes, dataset_named(args.dataset).codes())
+    letter = split_code(next(iter(codes)))[0]
+    print(f"P({code_text}) read at the {step} step: " + (
+        f"P(group {letter}), since group {letter} holds only {code_text}" if step == "group" else
+        f"P(group {letter}) x P({'/'.join(sorted(split_code(c)[1] for c in codes))} | {letter}), since group {letter} "
+        f"holds other labels too (P(group {letter}) alone where the model chose another group)") + "\n")
     variants = confidence_variants(calib, records)
-    aurocs = print_detectors(detectors(records, variants, codes), positives)
+    aurocs = print_detectors(detectors(records, variants, codes, step), positives)
     print("out of scope = positive. FPR at 95% recall: share of in-scope messages flagged when 95% of the\n"
           "out-of-scope ones are; ties at the threshold are flagged together, so the recall reached can exceed 95%.\n"
           "flag when: the rule at that threshold (no code counts as confidence 0, so it is always flagged)")

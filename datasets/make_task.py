@@ -3,6 +3,7 @@
     python3 datasets/make_task.py my_task --labels labels.csv --messages messages.csv
     python3 datasets/make_task.py my_task --labels labels.csv --messages messages.csv --test test.csv
     python3 datasets/make_task.py my_task ... --out-of-scope none_of_these
+    python3 datasets/make_task.py my_task ... --irreversible close_account   # confirmed, never acted on
 
 labels.csv has the header label,description (a row per label, the description
 one line on what the label is used for) or label,description,group (your own
@@ -359,16 +360,19 @@ def baselines_block(baselines: list[Baseline], fit_size: int) -> dict:
 
 def make_task(name: str, labels_path: Path, messages_path: Path, test_path: Path | None = None, seed: int = 0,
               out_of_scope: str | None = None, instructions: str | None = None, calib: int | None = None,
-              closing: str = "none") -> Made:
+              closing: str = "none", irreversible: tuple[str, ...] = ()) -> Made:
     """Read and check the files, decide groups, codes, examples and splits, measure the baselines, and build
     every file of the task.
 
     calib: the calibration split's size (None: default_calibration). closing:
-    the prompt's last line, "none" or "example" (closing_line). Nothing is
-    written here (write_task does it). Raises ValueError with one sentence for
-    every bad input the module docstring lists, and for a calib below 20 or
-    above the messages the examples leave; OSError for a file that cannot be
-    read.
+    the prompt's last line, "none" or "example" (closing_line). irreversible:
+    labels whose action cannot be undone; the label file marks them
+    "irreversible": true, as banking77.json marks terminate_account, so that
+    08-routes/beyond/route_beyond.py asks to confirm them instead of acting
+    (typicality.irreversible_intents). Nothing is written here (write_task
+    does it). Raises ValueError with one sentence for every bad input the
+    module docstring lists, and for a calib below 20 or above the messages the
+    examples leave; OSError for a file that cannot be read.
     """
     if closing not in CLOSINGS:
         raise ValueError(f"--closing must be one of {', '.join(CLOSINGS)}, not {closing!r}")
@@ -386,6 +390,10 @@ def make_task(name: str, labels_path: Path, messages_path: Path, test_path: Path
     known = {label.name for label in labels}
     if out_of_scope is not None and out_of_scope not in known:
         raise ValueError(f"--out-of-scope {out_of_scope!r} is not a label of {labels_path}")
+    if unknown := sorted(set(irreversible) - known):
+        raise ValueError(f"--irreversible {unknown[0]!r} is not a label of {labels_path}")
+    if out_of_scope in irreversible:
+        raise ValueError(f"--irreversible {out_of_scope!r} is the out-of-scope label, which is never acted on")
     messages = read_messages(messages_path, "messages")
     test = read_messages(test_path, "test") if test_path else []
     for path, listed in ((messages_path, messages), (test_path, test)):
@@ -480,7 +488,9 @@ def make_task(name: str, labels_path: Path, messages_path: Path, test_path: Path
             "baselines": baselines,
             "groups": [{"letter": g.letter, "name": g.name,
                         "intents": [{"letter": i.letter, "intent": i.name, "description": i.description,
-                                     "examples": list(i.examples)} for i in g.intents]} for g in groups],
+                                     "examples": list(i.examples),
+                                     **({"irreversible": True} if i.name in irreversible else {})}
+                                    for i in g.intents]} for g in groups],
             "calibration": {"seed": seed, "per_label": per_label, "rows": calibration_rows},
             **({} if test_path else {"test": {"rows": test_rows}})}
     made = Made(label_set, calibration_rows, test_rows, data["splits"]["test"], counts, notes, baselines=baselines)
@@ -573,9 +583,12 @@ def main() -> int:
     parser.add_argument("--closing", choices=CLOSINGS, default="none",
                         help="the prompt's last line: 'none' asks for the code alone (the default), 'example' "
                              "names one of the task's codes, the middle one")
+    parser.add_argument("--irreversible", metavar="LABEL", action="append", default=[],
+                        help="a label whose action cannot be undone: post 08's beyond routes ask to confirm it "
+                             "instead of acting (repeat for several)")
     args = parser.parse_args()
     made = make_task(args.name, args.labels, args.messages, args.test, args.seed, args.out_of_scope,
-                     args.instructions, args.calib, args.closing)
+                     args.instructions, args.calib, args.closing, tuple(args.irreversible))
     letters = "".join(sorted({g.letter for g in made.labels.groups} | {i.letter for i in made.labels.intents}))
     checked = check_letters(letters)
     for line in summary(made):

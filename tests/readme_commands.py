@@ -454,7 +454,7 @@ def repository_copy(target: Path) -> Path:
 
 # Pages whose later commands read what their first ones make (the walk-through makes a task that the rest name):
 # workspace() runs their offline commands once, in page order, so each command finds what it reads.
-BUILDS_ON = ("datasets/your-task.md",)
+BUILDS_ON = ("datasets/your-task.md", "datasets/your-task-combined.md")
 
 
 def workspace(target: Path) -> Path:

@@ -9,7 +9,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 import saved_answers
-from result_lines import partial_line, result_line
+from result_lines import partial_line, result_line, write_lines
 from variants import read_variant
 from combined import (FLOOR, SOURCE_PREFIX, Candidate, Weights, candidates_of, combine, combined_decisions,
                       combined_record, fit_weights, line_shortlist, log_likelihood_and_derivatives, newton_step)
@@ -472,3 +472,28 @@ def test_every_shortlist_and_combined_reference_line_loads_and_is_written_back_a
     for line in lines:
         line_shortlist(line)
         assert (Weights.of_line(line) is None) == ("shortlist" in name)
+
+
+def test_combined_py_compares_on_the_messages_of_a_partial_shortlist_run_given_with_results(tmp_path, monkeypatch,
+                                                                                            capsys):
+    # A test run of 40 messages only (shortlist.py --limit 40): not read by default, so given with --results, and
+    # the row of the model alone counts the plain run's answers to those 40 messages only. The plain test run
+    # answers 3,080 messages: right on ids below 40 only when even, so 20 of 40 (50.0%); on all, 20 of 3,080.
+    import combined
+
+    def shortlist_line(number, split):
+        line = result_line(number, right=number % 2 == 0, confidence=0.6)
+        return {**line, "id": f"{split}-{number}", "shortlist": [["A-B", 2.0], ["A-C", 1.0]]}
+    monkeypatch.setattr(saved_answers, "OWN_RESULTS", tmp_path)
+    calib = write_lines(tmp_path / "banking77-shortlist2-calib.jsonl", [shortlist_line(n, "calib") for n in range(770)])
+    part = write_lines(tmp_path / "part.jsonl", [shortlist_line(n, "test") for n in range(40)])
+    plain_calib = write_lines(tmp_path / "plain-calib.jsonl",
+                              [{**result_line(n, n % 2 == 0), "id": f"calib-{n}"} for n in range(770)])
+    plain_test = write_lines(tmp_path / "plain-test.jsonl",
+                             [{**result_line(n, n % 2 == 0 and n < 40), "id": f"test-{n}"} for n in range(3080)])
+    monkeypatch.setattr("sys.argv", ["combined.py", "--shortlist", "2", "--calib", str(calib), "--results", str(part),
+                                     "--plain-calib", str(plain_calib), "--plain-results", str(plain_test)])
+    assert combined.main() == 0
+    row = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("model alone"))
+    assert row.split()[-2:] == ["50.0%", "50.0%"]
+    assert len(read_variant("test", tmp_path / "banking77-combined2-test.jsonl", "banking77", "combined2").records) == 40

@@ -451,3 +451,19 @@ def test_the_next_line_keeps_the_llama_url_the_reader_set(tmp_path, run_script):
                       env={"TYPED_DECISIONS_TASKS": str(tmp_path / "tasks"), "LLAMA_URL": "http://127.0.0.1:1"})
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[-1] == "next: LLAMA_URL=http://127.0.0.1:1 python3 00-setup/server.py start --dataset mine"
+def test_irreversible_labels_are_marked_in_the_label_file_where_the_routes_read_them(tmp_path, monkeypatch):
+    import registry
+    sys.path.insert(0, str(ROOT / "08-routes" / "beyond"))
+    from typicality import irreversible_intents
+    labels, messages = synthetic(tmp_path, 3, per_label=120)
+    made = make_task("mine", labels, messages, irreversible=("label_1",))
+    write_task(made, tmp_path / "tasks" / "mine")
+    monkeypatch.setitem(registry.DATASETS, "mine", Dataset("mine", tmp_path / "tasks" / "mine"))
+    assert irreversible_intents("mine") == {"label_1"}
+    assert len(registry.DATASETS["mine"].load_labels().intents) == 3      # the label file still loads
+    # the mark changes no prompt: the server's cached prefill still fits
+    assert made.files["mine.prompt.txt"] == make_task("mine", labels, messages).files["mine.prompt.txt"]
+    with pytest.raises(ValueError, match="--irreversible 'label_9' is not a label"):
+        make_task("mine", labels, messages, irreversible=("label_9",))
+    with pytest.raises(ValueError, match="the out-of-scope label"):
+        make_task("mine", labels, messages, out_of_scope="label_2", irreversible=("label_2",))

@@ -5,7 +5,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 from isotonic import confidence_variants
-from out_of_scope import code_decision, detectors, fpr_at_recall, out_of_scope_codes, print_detectors, roc_points
+from out_of_scope import (code_decision, detectors, fpr_at_recall, out_of_scope_codes, out_of_scope_probability,
+                          out_of_scope_step, print_detectors, roc_points)
 from separation import SweepPoint
 from separation import SingleClassError, auroc
 from sklearn.metrics import roc_auc_score, roc_curve
@@ -133,3 +134,82 @@ def test_script_says_so_when_a_file_has_no_out_of_scope_message(tmp_path, run_sc
     # bad input exits 2 with one line, as in every other script (issue 12, case 11)
     assert (result.returncode, result.stderr.count("\n"), "has 0 out-of-scope messages of 750" in result.stderr) == (
         2, 1, True)
+
+
+def test_the_out_of_scope_code_is_decided_at_the_group_step_only_where_its_group_holds_nothing_else():
+    clinc150 = frozenset({"A-A", "A-B", "K-A"})
+    assert out_of_scope_step(frozenset({"K-A"}), clinc150) == "group"
+    # a one-group task (the grammar writes A-): P(group A) is always 1, the label is decided at the intent step
+    assert out_of_scope_step(frozenset({"A-K"}), frozenset({"A-A", "A-B", "A-K"})) == "intent"
+    # groups of your own, the out-of-scope label sharing B with another label
+    assert out_of_scope_step(frozenset({"B-B"}), frozenset({"A-A", "B-A", "B-B"})) == "intent"
+    with pytest.raises(ValueError, match="not codes of the label set"):
+        out_of_scope_step(frozenset({"K-A"}), frozenset({"A-A"}))
+    with pytest.raises(ValueError, match="one group letter"):
+        out_of_scope_step(frozenset({"K-A", "J-A"}), frozenset({"K-A", "J-A"}))
+
+
+def one_group(code, intents, status="ok"):
+    return partial_line(code=code, status=status, group_distribution={"A": 1.0}, intent_distribution=intents)
+
+
+def test_in_a_one_group_task_the_out_of_scope_score_is_the_intent_steps_probability_not_the_group_steps_1():
+    codes = frozenset({"A-K"})
+    records = [one_group("A-A", {"A": 0.7, "K": 0.3}), one_group("A-K", {"A": 0.1, "K": 0.9}),
+               one_group("A-B", {"A": 0.2, "B": 0.8}),            # K not among the letters read: 0
+               one_group(None, None, status="invalid")]
+    assert [out_of_scope_probability(r, codes, "intent") for r in records] == [0.3, 0.9, 0.0, 0.0]
+    # read at the group step, every answer scores P(group A) = 1 and nothing is separated
+    assert [out_of_scope_probability(r, codes, "group") for r in records] == [1.0, 1.0, 1.0, 0.0]
+    found = detectors(records, {"raw": [0.7, 0.9, 0.8, 0.0]}, codes, "intent")
+    assert found[0].name == "P(A-K)" and found[0].scores == [0.3, 0.9, 0.0, 0.0]
+
+
+def test_a_shared_group_scores_p_group_times_p_intent_and_p_group_alone_where_another_group_was_chosen():
+    codes = frozenset({"B-B"})
+    chose_b = partial_line(code="B-A", status="ok", group_distribution={"A": 0.6, "B": 0.4},
+                           intent_distribution={"A": 0.25, "B": 0.75})
+    chose_a = partial_line(code="A-A", status="ok", group_distribution={"A": 0.7, "B": 0.3},
+                           intent_distribution={"A": 1.0})
+    assert out_of_scope_probability(chose_b, codes, "intent") == pytest.approx(0.4 * 0.75)  # 0.3
+    assert out_of_scope_probability(chose_a, codes, "intent") == 0.3   # P(group B): the intent step never read B
+
+
+def test_script_reads_a_one_group_tasks_out_of_scope_label_at_the_intent_step(tmp_path, run_script):
+    # A task of 3 labels and out_of_scope (one group, A-A to A-D), with hand-made answers: out-of-scope messages
+    # get P(A-D | A) 0.6, the others 0.1. Read at the group step every score would be 1 (AUROC 0.5).
+    import csv
+    from make_task import make_task, write_task
+    from result_lines import result_line
+    names = ["card", "refund", "transfer", "none_of_these"]
+    with open(tmp_path / "labels.csv", "w", newline="", encoding="utf-8") as file:
+        csv.writer(file).writerows([["label", "description"]] + [[n, f"about {n}"] for n in names])
+    with open(tmp_path / "messages.csv", "w", newline="", encoding="utf-8") as file:
+        csv.writer(file).writerows([["text", "label"]] + [[f"message {i} on {n}", n] for n in names for i in range(90)])
+    made = make_task("onegroup", tmp_path / "labels.csv", tmp_path / "messages.csv", out_of_scope="none_of_these")
+    write_task(made, tmp_path / "tasks" / "onegroup")
+    env = {"TYPED_DECISIONS_TASKS": str(tmp_path / "tasks")}
+    from task import TaskLoader
+    loader = TaskLoader(tmp_path / "tasks" / "onegroup" / "onegroup.json")
+    code = {i.name: i.code for i in loader.load_labels().intents}
+    files = {}
+    for split in ("calib", "test"):
+        lines = []
+        for n, message in enumerate(loader.load_split(split)):
+            gold = code[message.intent]
+            p_out = 0.6 if message.intent == "none_of_these" else 0.1
+            line = result_line(n, right=True, confidence=0.5)
+            intents = {letter: (1 - p_out) / 3 for letter in "ABC"} | {"D": p_out}
+            answer = max(intents, key=intents.get)
+            lines.append({**line, "id": message.id, "text": message.text, "gold_intent": message.intent,
+                          "gold_code": gold, "code": f"A-{answer}", "intent": names["ABCD".index(answer)],
+                          "correct": f"A-{answer}" == gold, "right_group": True, "content": f"A-{answer}",
+                          "confidence": intents[answer], "p_group": 1.0, "p_intent_given_group": intents[answer],
+                          "group_distribution": {"A": 1.0}, "intent_distribution": intents})
+        files[split] = tmp_path / f"onegroup-{split}.jsonl"
+        files[split].write_text("".join(json.dumps(line) + "\n" for line in lines))
+    result = run_script("07-separation/out_of_scope.py", "--dataset", "onegroup", "--results", files["test"],
+                        "--calib", files["calib"], env=env)
+    assert result.returncode == 0, result.stderr
+    assert "P(A-D) read at the intent step" in result.stdout
+    assert "best AUROC on test: P(A-D) 1.000" in result.stdout

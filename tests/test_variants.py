@@ -87,3 +87,13 @@ def test_a_posts_script_has_no_variant_option_and_the_runner_adds_it(run_script)
 def test_the_runner_refuses_a_kind_of_run_there_is_not(run_script):
     result = run_script("08-routes/beyond/variants.py", "03-where-confidence-comes-from/summary.py", "--variant", "nokind9")
     assert result.returncode == 2 and "no answers of kind 'nokind9'; the kinds of run there are: " in result.stderr
+
+
+def test_a_missing_shortlist_or_combined_run_names_the_command_that_writes_it_for_any_dataset():
+    assert run_command("banking77", "calib", "shortlist5") == "python3 08-routes/beyond/shortlist.py --split calib"
+    assert run_command("card_help", "test", "shortlist5") == "python3 08-routes/beyond/shortlist.py --dataset card_help"
+    assert run_command("clinc150", "calib", "exampleshortlist3") == (
+        "python3 08-routes/beyond/shortlist.py --dataset clinc150 --shortlist 3 --source examples --split calib")
+    assert run_command("domains", "test", "linearcombined5") == (
+        "python3 08-routes/beyond/combined.py --dataset domains --source linear")
+    assert run_command("banking77", "test", "other3").startswith("the script that writes other3 answers")

@@ -475,6 +475,32 @@ def print_comparison(rows: list[tuple[str, list[ResultsLine], list[ResultsLine]]
         print(line)
 
 
+def plain_rows(args: argparse.Namespace, shortlisted: dict[str, list[ResultsLine]]) -> dict[str, list[ResultsLine]]:
+    """run.py's answers of each split ({"calib": [...], "test": [...]}), on the messages of that split's shortlist
+    run only (`shortlisted`, by split), so that the table compares the decisions on the same messages; {} when
+    there is no plain run to compare with (a note says why when one was given or when it lacks messages)."""
+    given = {"calib": args.plain_calib, "test": args.plain_results}
+    found = {}
+    for split, records in shortlisted.items():
+        try:
+            loaded = read_split(split, given[split], args.dataset, "--plain-" + ("calib" if split == "calib" else "results"))
+        except (OSError, ValueError) as error:
+            if given[split]:
+                raise
+            print(f"note: no row for the model alone: {error}")
+            return {}
+        by_id = {r.id: r for r in loaded.records}
+        found[split] = [by_id[r.id] for r in records if r.id in by_id]
+        if not found[split]:
+            print(f"note: no row for the model alone: {relative(loaded.path)} answers none of the {split} messages of "
+                  "the shortlist run")
+            return {}
+        if len(found[split]) < len(records):
+            print(f"note: the model alone, {split}: {len(found[split])} of the {len(records)} messages of the shortlist "
+                  f"run have an answer in {relative(loaded.path)}; its row counts those")
+    return found
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_dataset_argument(parser)
@@ -482,13 +508,21 @@ def main() -> int:
                         help="the shortlist run to combine: shortlist.py --shortlist K (default: 5)")
     parser.add_argument("--source", choices=sorted(SOURCE_PREFIX), default="knn",
                         help="whose shortlists (shortlist.py --source): knn (default), linear or examples")
+    parser.add_argument("--calib", type=Path, help="the shortlist run of the calibration split to fit on (default: "
+                        "your own complete run, else the committed reference run)")
+    parser.add_argument("--results", type=Path, help="the shortlist run to report on, e.g. of a part of the test split "
+                        "(shortlist.py --limit N --spread); default: your own complete run, else the reference run")
+    parser.add_argument("--plain-calib", type=Path, help="run.py's answers of the calib split, for the row of the "
+                        "model alone (default: your own complete run, else the reference run)")
+    parser.add_argument("--plain-results", type=Path, help="run.py's answers to compare on test (default as "
+                        "--plain-calib); only the messages of --results count")
     args = parser.parse_args()
     if args.shortlist < 1:
         parser.error("--shortlist must be 1 or more")
     variant = shortlist_variant(args.shortlist, args.source)
     with reading(variant):  # the shortlist run's files, and their describe() lines
-        calib = read_split("calib", None, args.dataset)
-        test = read_split("test", None, args.dataset)
+        calib = read_split("calib", args.calib, args.dataset, "--calib")
+        test = read_split("test", args.results, args.dataset, "--results")
         print(f"fit on    {describe(calib.path, calib.records, len(calib.errors))}")
         print(f"report on {describe(test.path, test.records, len(test.errors))}")
     dataset = DATASETS[args.dataset]
@@ -508,11 +542,9 @@ def main() -> int:
             ("combined without the model", alone["calib"], alone["test"]),
             ("right code on the shortlist", [as_on_shortlist(r) for r in calib.records],
              [as_on_shortlist(r) for r in test.records])]
-    try:
-        rows.insert(0, ("model alone, all codes", *(read_split(split, None, args.dataset).records
-                                                   for split in ("calib", "test"))))
-    except (OSError, ValueError):
-        pass  # no plain run of post 03 to compare with
+    plain = plain_rows(args, {"calib": calib.records, "test": test.records})
+    if plain:
+        rows.insert(0, ("model alone, all codes", plain["calib"], plain["test"]))
     print_comparison(rows, dataset.out_of_scope_codes())
     added = paired_cost(alone["test"], combined["test"], frozenset())
     low, high = added.interval()

@@ -95,12 +95,27 @@ def own_results_path(dataset: str, split: str, variant: str = "") -> Path:
     return saved_answers.OWN_RESULTS / results_name(dataset, split, variant)
 
 
+# shortlist.py's and combined.py's variants: the source's prefix ("" for knn), then the shortlist's K
+SHORTLIST_RUN = re.compile(r"(linear|example)?(shortlist|combined)([0-9]+)")
+
+
 def run_command(dataset: str, split: str, variant: str = "", out: Path | None = None) -> str:
-    """The command that writes the answers of dataset, split and variant: run.py's for plain answers; a variant's
-    file is written by a script of this folder."""
+    """The command that writes the answers of dataset, split and variant: run.py's for plain answers;
+    shortlist.py's and combined.py's for theirs (shortlist5, linearcombined5...), with --dataset for any dataset
+    but BANKING77, as a task needs; for another variant, the script of this folder that writes it."""
     if not variant:
         return PLAIN_RUN_COMMAND(dataset, split, out)
-    return f"the script that writes {variant} answers (08-routes/beyond/README.md names it)"
+    run = SHORTLIST_RUN.fullmatch(variant)
+    if not run:
+        return f"the script that writes {variant} answers (08-routes/beyond/README.md names it)"
+    prefix, kind, k = run.groups()
+    options = ([f"--dataset {dataset}"] if dataset != "banking77" else []) + (
+        [f"--shortlist {k}"] if k != "5" else []) + ([f"--source {prefix}{'s' if prefix == 'example' else ''}"]
+                                                    if prefix else [])
+    if kind == "combined":  # from both shortlist runs, which it names if they are missing
+        return " ".join(["python3 08-routes/beyond/combined.py", *options])
+    split_option = ["--split calib"] if split == "calib" else []
+    return " ".join(["python3 08-routes/beyond/shortlist.py", *options, *split_option])
 
 
 @contextmanager
