@@ -94,7 +94,8 @@ def test_the_corrected_line_takes_the_new_intent_letter_and_its_confidence():
 
 def test_a_line_without_a_code_is_kept_and_a_group_without_prior_is_refused():
     failed = lines([result_line(1, right=False, status="invalid")])[0]
-    assert contextual_line(failed, prior(), INTENT_OF) is failed
+    kept = contextual_line(failed, prior(), INTENT_OF)
+    assert kept == failed and kept.extra == {"model_code": None, "model_confidence": 0.0}
     with pytest.raises(ValueError, match="no intent step for group A"):
         contextual_line(lines([result_line(1, right=True)])[0], prior(intent={"B": {"A": 1.0}}), INTENT_OF)
 

@@ -245,12 +245,15 @@ def contextual_line(record: ResultsLine, prior: LetterPrior, intent_of: Mapping[
     intent_distribution and confidence = p_group x p_intent_given_group
     follow; the group step and the off-label mass stay as recorded. The
     model's own code and confidence go to the extra fields model_code and
-    model_confidence. A line without a code (status not ok) is returned as it
-    is. intent_of: code -> intent name (the prompt's). Raises ValueError when
-    the prior has no intent step for the decoded group, or as divide_by_prior.
+    model_confidence. A line without a code (status not ok) keeps every field
+    and gets those two (null, 0), so that every line of the variant's file is
+    of one kind. intent_of: code -> intent name (the prompt's). Raises
+    ValueError when the prior has no intent step for the decoded group, or as
+    divide_by_prior.
     """
+    own = {**record.extra, "model_code": record.code, "model_confidence": record.confidence}
     if record.status != "ok":
-        return record
+        return replace(record, extra=own)
     group = record.group_letter
     if group not in prior.intent:
         raise ValueError(f"the prior has no intent step for group {group}: a prior of another prompt")
@@ -259,8 +262,7 @@ def contextual_line(record: ResultsLine, prior: LetterPrior, intent_of: Mapping[
     code = f"{group}-{letter}"
     return replace(record, code=code, intent=intent_of[code], correct=code == record.gold_code,
                    p_intent_given_group=corrected[letter], intent_distribution=corrected,
-                   confidence=record.p_group * corrected[letter],
-                   extra={**record.extra, "model_code": record.code, "model_confidence": record.confidence})
+                   confidence=record.p_group * corrected[letter], extra=own)
 
 
 @dataclass(frozen=True)
@@ -397,8 +399,8 @@ def main() -> int:
     for split, records in corrected.items():
         out = own_results_path(args.dataset, split, VARIANT)
         out.parent.mkdir(parents=True, exist_ok=True)
-        replace_lines(out, [json.dumps(r.to_json(), ensure_ascii=False).encode()
-                            for r in records + loaded[split].errors])
+        errors = [contextual_line(r, prior, intent_of) for r in loaded[split].errors]
+        replace_lines(out, [json.dumps(r.to_json(), ensure_ascii=False).encode() for r in records + errors])
         print(f"wrote {relative(out)} ({len(records)} answers)")
     return 0
 
