@@ -228,24 +228,25 @@ def router_from(calib_path: Path, calib: list, isotonic: IsotonicFit, thresholds
     post 06's isotonic map fitted on them, post 08's routes.Thresholds, and the registry's Dataset.
 
     The prompt's sha256 is the one the calib answers carry (prompt_sha256 of
-    each line); the grammar's is the dataset's saved grammar
-    (<name>.gbnf). Raises ValueError when the calib answers come from more
-    than one model, build or prompt, or from a prompt other than the
-    dataset's saved one (the router would be fitted for no prompt that
-    route.py sends).
+    each line; an older file whose lines carry none is taken to be made with
+    the dataset's saved prompt, <name>.prompt.txt); the grammar's is the
+    dataset's saved grammar (<name>.gbnf). Raises ValueError when the calib
+    answers come from more than one model and build, or carry a prompt
+    sha256 other than the saved prompt's (the router would be fitted for a
+    prompt that route.py does not send).
     """
     models = sorted({(r.model, r.build) for r in calib})
     if len(models) != 1:
         raise ValueError(f"{calib_path.name} holds answers of {len(models)} model and build pairs: a router is "
                          "fitted on one model's answers")
     saved = dataset.saved_prompt()
-    prompts = sorted({r.prompt_sha256 for r in calib})
-    if prompts != [text_sha256(saved.system)]:
+    prompt_sha256 = text_sha256(saved.system)
+    if {r.prompt_sha256 for r in calib} - {None, prompt_sha256}:
         raise ValueError(f"{calib_path.name} was answered with another prompt than {dataset.name}'s saved one: "
                          "rerun run.py --split calib, or save the prompt that made it")
     return Router(
         format=FORMAT, dataset=dataset.name, label_sha256=sha256_of(dataset.label_file),
-        prompt_sha256=prompts[0], grammar_sha256=text_sha256(saved.grammar), model=models[0][0],
+        prompt_sha256=prompt_sha256, grammar_sha256=text_sha256(saved.grammar), model=models[0][0],
         build=models[0][1] or "unknown", calib_file=repository_path(calib_path), calib_sha256=sha256_of(calib_path),
         calib_answers=len(calib), isotonic=tuple(isotonic.blocks()), target=thresholds.target,
         ask_target=thresholds.ask_target, t_act=thresholds.t_act,
