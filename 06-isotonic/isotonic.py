@@ -18,12 +18,16 @@ import sys
 from bisect import bisect_right
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # puts the post folders on sys.path
-from calib_split import add_fit_arguments, load_fit_and_report
-from ece import N_BINS, check_inputs, ece, outcomes, print_bins, reliability_bins
-from results_record import ResultsLine
+
+if TYPE_CHECKING:
+    from results_record import ResultsLine
+
+# The fitted map (IsotonicFit) needs no earlier post: fit_isotonic and the comparison import post 04's ece
+# where they use it, so a module that only reads a fitted map (post 08's router file) loads this file alone.
 
 
 @dataclass(frozen=True)
@@ -99,6 +103,8 @@ def fit_isotonic(confidences: list[float], corrects: list[bool]) -> IsotonicFit:
     accuracy, weighted by their count), so ties get one value whatever order
     they came in. Raises ValueError on bad input (see ece.check_inputs).
     """
+    from ece import check_inputs
+
     check_inputs(confidences, corrects)
     pooled: dict[float, list[int]] = {}
     for confidence, right in zip(confidences, corrects):
@@ -121,6 +127,7 @@ def confidence_variants(calib: list[ResultsLine], records: list[ResultsLine],
     here, where the comparison needs it: the fit itself does not use it, so a
     module that imports isotonic.py only for the fit does not load it.
     """
+    from ece import outcomes
     from temperature import fit_temperatures, scaled_confidences
 
     raw, _ = outcomes(records)
@@ -132,6 +139,8 @@ def confidence_variants(calib: list[ResultsLine], records: list[ResultsLine],
 def main() -> int:
     # post 04's figures, for this script's own diagram: a module that imports the fit does not load them
     from plot import add_plot_arguments, draw_figure, has_display, png_path, reliability_figure
+    from calib_split import add_fit_arguments, load_fit_and_report
+    from ece import N_BINS, ece, outcomes, print_bins, reliability_bins
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_fit_arguments(parser)

@@ -1,44 +1,122 @@
-"""One message in, its route out: act, ask a question, or hand over to a person.
+"""Messages in, routes out (act, ask a question, or hand over to a person), with the router routes.py wrote.
 
-    python3 08-routes/route.py                                  # post 01's three messages
-    python3 08-routes/route.py "my card still hasn't arrived, it's been two weeks"
-    python3 08-routes/route.py --target 0.80 "can I get a refund for this?" "where is my card?"
+    python3 08-routes/routes.py --target 0.80 --ask-target 0.75        # fit once: writes the router file
+    python3 08-routes/route.py "my card still hasn't arrived, it's been two weeks" "where is my card?"
+    python3 08-routes/route.py - --jsonl < messages.txt                 # one message a line, one JSON object each
     python3 08-routes/route.py --dataset clinc150 "how many moons does jupiter have"
 
 The typed answer comes from the running server (LLAMA_URL, default
 http://127.0.0.1:8080), exactly as in post 03: the code under the grammar,
-its confidence from top_logprobs. The calibration and both thresholds are
-fitted on the calib file (your own complete calib run of post 03, else the
-reference one; routes.py; no server needed for that part), so they hold for
-the model that wrote that file: with another model on
-the server the script says so, and the route means little. With --dataset
-clinc150 the prompt, grammar and calib file are CLINC150's, and an answer of
-its out-of-scope code (K-A) always hands over.
+its confidence from top_logprobs. The calibration and both thresholds come
+from a router file (router_file.py) and nothing is fitted here: by default
+the one routes.py wrote from your runs
+(03-where-confidence-comes-from/results/<dataset>-router.json), else the
+committed reference one; --router names another. To route at other targets,
+run routes.py with them first.
+
+A router is refused, in one line (exit 2), when it was fitted for another
+model than the server's (--other-model routes anyway, with a warning), for
+another prompt, grammar, label file or dataset, when it is corrupt or of
+another format version, or when its calib file is here and has changed since
+the fit (sha256; a router whose calib file is not here is used, and the setup
+line says its calib file was not checked). With --dataset clinc150 an answer
+of its out-of-scope code (K-A) always hands over.
+
+Messages come from the arguments, or with `-` one per line from standard
+input; empty lines there are skipped and counted (the count is printed at
+the end), an empty argument is refused. --jsonl prints one JSON object per
+message instead of the text (fields: JSONL_FIELDS in this file); the
+message's text is left out unless --with-text, so the output can be kept as a
+record of what was routed without keeping what customers wrote.
 """
 from __future__ import annotations
 
 import argparse
+import json
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # puts the post folders on sys.path
-from confidence import TypedAnswer
-from customer_messages import AMERICAN_EXPRESS, FIAT, STILL_WAITING
+from confidence import NoConfidence, typed_answer
 from decision import CodeReply, ask_code
 from labels import Intent, printable
 from llama_http import Client, exit_on_server_errors
-from routes import Calibrator, Thresholds, add_threshold_arguments, route_of, support_warning, thresholds_from, top_two
-from results_record import ResultsLine
-from calib_split import add_calib_arguments
-from saved_answers import Loaded
 from prompt import Prompt, load_prompt
-from typed_lines import answer_fields, read_answer
+from registry import add_dataset_argument, dataset_named
+from router_file import (Answer, Router, calib_state, default_router_path, read_router, route_of, sha256_of,
+                         text_sha256, top_two)
 from typed_request import TOP_LOGPROBS, probe
 
-# Three of post 01's messages, all from the calibration split; in the series (GB10 reference) they go three ways
-# (ask, act, hand over). The README shows where the CPU default model's answers go.
-ROUTED = (STILL_WAITING, FIAT, AMERICAN_EXPRESS)
+# The keys of a --jsonl object, in order. index: the message's place among those routed, from 0;
+# question / hand_over_text: the text of the ask / hand-over route, else null.
+JSONL_FIELDS = ("index", "message_sha256", "status", "intent", "code", "confidence", "calibrated", "route",
+                "question", "hand_over_text", "router_sha256")
+
+
+@dataclass(frozen=True)
+class LiveAnswer:
+    """The typed answer of one live message, with what routing reads (router_file.Answer).
+
+    status: the reply's ("ok", "invalid", "too_long", "error"; "error" too
+    when its logprobs give no confidence). code, intent: the answer's, None
+    without a code. confidence: the raw confidence in [0, 1] (0.0 without a
+    code, so no threshold acts on it). intent_distribution, group_letter,
+    intent_letter: the intent step's distribution and the letters written
+    (None without a code). error: why there is no code, or None.
+    """
+
+    status: str
+    code: str | None = None
+    intent: str | None = None
+    confidence: float = 0.0
+    intent_distribution: dict[str, float] | None = None
+    group_letter: str | None = None
+    intent_letter: str | None = None
+    error: str | None = None
+
+
+def live_answer(reply: CodeReply, prompt: Prompt) -> LiveAnswer:
+    """The LiveAnswer of a server's reply (asked with top_logprobs): post 03's typed_answer when the reply has a
+    code, else the reply's status. A reply whose logprobs give no confidence (NoConfidence) becomes status
+    "error" without a code, as typed_lines.read_answer makes it for a results line: it hands over."""
+    if reply.status != "ok":
+        return LiveAnswer(reply.status, error=reply.error)
+    try:
+        answer = typed_answer(reply.response, prompt, reply.top_logprobs)
+    except NoConfidence as error:
+        return LiveAnswer("error", error=str(error))
+    return LiveAnswer("ok", answer.code, answer.intent, answer.confidence, answer.intent_step.distribution,
+                      answer.group_step.chosen, answer.intent_step.chosen)
+
+
+def ask_answer(client: Client, prompt: Prompt, message: str) -> LiveAnswer:
+    """Ask the server for the typed answer of one message (post 03's request, top_logprobs included). Raises
+    what llama_http raises for a server that cannot answer."""
+    return live_answer(ask_code(client, prompt, message, top_logprobs=TOP_LOGPROBS), prompt)
+
+
+def calibrated_of(record: Answer, router: Router) -> float:
+    """The calibrated confidence of an answer (the router's isotonic map); 0.0 for one without a code (it hands
+    over whatever the value)."""
+    return router.calibrate(record.confidence) if record.status == "ok" else 0.0
+
+
+@dataclass(frozen=True)
+class Routed:
+    """One message routed: the answer, its calibrated confidence in [0, 1] and its route."""
+
+    answer: LiveAnswer
+    calibrated: float
+    route: str
+
+
+def route_message(client: Client, prompt: Prompt, router: Router, message: str) -> Routed:
+    """Ask, calibrate and route one message."""
+    answer = ask_answer(client, prompt, message)
+    calibrated = calibrated_of(answer, router)
+    return Routed(answer, calibrated, route_of(answer, calibrated, router))
 
 
 def plain_words(intent: Intent) -> str:
@@ -74,7 +152,7 @@ def clarifying_question(first: Intent, *others: Intent) -> str:
     return f"Just to be sure: is your message about {', about '.join(named[:-1])}, or about {named[-1]}?"
 
 
-def hand_over_text(record: ResultsLine, prompt: Prompt, calibrated: float, out_of_scope: frozenset[str]) -> str:
+def hand_over_text(record: Answer, prompt: Prompt, calibrated: float, out_of_scope: frozenset[str]) -> str:
     """One line for the person who takes the message over: why it came to them, and the model's best guess."""
     if record.status != "ok":
         return f"Handed over to a person: the model gave no code ({record.status})."
@@ -85,29 +163,7 @@ def hand_over_text(record: ResultsLine, prompt: Prompt, calibrated: float, out_o
             f"only {100 * calibrated:.0f}% sure: too unsure to act or to ask.")
 
 
-def live_line(message: str, reply: CodeReply, answer: TypedAnswer | None, model: str) -> ResultsLine:
-    """The results line of one live message: post 03's fields of the answer, no right answer (gold_code None,
-    correct and right_group False), so that routing reads it as it reads a line of a results file."""
-    return ResultsLine(
-        id="live", text=message, gold_intent=None, gold_code=None, status=reply.status, code=reply.code,
-        intent=answer.intent if answer else None, correct=False, right_group=False, retried=reply.retried,
-        content=reply.content, error=reply.error, wall_ms=reply.wall_ms, timings=reply.timings, model=model,
-        build=None, settings={}, **answer_fields(answer))
-
-
-def ask_live(client: Client, prompt: Prompt, message: str, model: str) -> ResultsLine:
-    """Ask the server for the typed answer of one message (post 03's request, top_logprobs included) and
-    return its live_line. Raises what llama_http raises for a server that cannot answer."""
-    reply, answer = read_answer(ask_code(client, prompt, message, top_logprobs=TOP_LOGPROBS), prompt)
-    return live_line(message, reply, answer, model)
-
-
-def calibrated_of(record: ResultsLine, calibrate: Calibrator) -> float:
-    """The calibrated confidence of an answer; 0.0 for one without a code (it hands over whatever the value)."""
-    return calibrate(record) if record.status == "ok" else 0.0
-
-
-def answer_lines(message: str, record: ResultsLine, calibrated: float) -> list[str]:
+def answer_lines(message: str, record: Answer, calibrated: float) -> list[str]:
     """The message, then its intent and code with raw and calibrated confidence (or why it has no code),
     one line each."""
     if record.status != "ok":
@@ -116,12 +172,12 @@ def answer_lines(message: str, record: ResultsLine, calibrated: float) -> list[s
             f"confidence: raw {record.confidence:.3f} -> calibrated {calibrated:.3f}"]
 
 
-def print_answer(message: str, record: ResultsLine, calibrated: float) -> None:
+def print_answer(message: str, record: Answer, calibrated: float) -> None:
     """Print the answer_lines of one message."""
     print("\n".join(answer_lines(message, record, calibrated)))
 
 
-def action_line(route: str, record: ResultsLine, prompt: Prompt, calibrated: float, out_of_scope: frozenset[str]) -> str:
+def action_line(route: str, record: Answer, prompt: Prompt, calibrated: float, out_of_scope: frozenset[str]) -> str:
     """What a route does, in one line: the action, the clarifying question (the two named intents) or the
     hand-over text."""
     if route == "act":
@@ -131,94 +187,152 @@ def action_line(route: str, record: ResultsLine, prompt: Prompt, calibrated: flo
     return f"hand-over text: {hand_over_text(record, prompt, calibrated, out_of_scope)}"
 
 
-def print_action(route: str, record: ResultsLine, prompt: Prompt, calibrated: float, out_of_scope: frozenset[str]) -> None:
+def print_action(route: str, record: Answer, prompt: Prompt, calibrated: float, out_of_scope: frozenset[str]) -> None:
     """The route, then its action_line."""
     print(f"route: {route.replace('_', ' ')}")
     print(action_line(route, record, prompt, calibrated, out_of_scope))
 
 
-def print_route(message: str, record: ResultsLine, prompt: Prompt, calibrate: Calibrator, thresholds: Thresholds) -> str:
-    """Print intent and code, raw and calibrated confidence, the route and its text; return the route."""
-    calibrated = calibrated_of(record, calibrate)
-    route = route_of(record, calibrated, thresholds)
-    print_answer(message, record, calibrated)
-    print_action(route, record, prompt, calibrated, thresholds.out_of_scope)
-    return route
-
-
-def describe_thresholds(thresholds: Thresholds) -> str:
-    """The thresholds in one line: act and ask, or 'none' with the reason."""
+def describe_thresholds(thresholds) -> str:
+    """The thresholds in one line: act and ask, or 'none' with the reason. thresholds: a Router, or routes.py's
+    Thresholds (anything with t_act, t_ask and target)."""
     t = thresholds
     act = (f"act >= {t.t_act:.3f}" if t.t_act is not None else f"act none ({100 * t.target:.1f}% precision out of reach)")
     ask = f"ask >= {t.t_ask:.3f}" if t.t_ask is not None else "ask none"
     return f"{act}, {ask}"
 
 
+def jsonl_object(index: int, message: str, routed: Routed, prompt: Prompt, router: Router, router_sha256: str,
+                 with_text: bool = False) -> dict:
+    """The --jsonl object of one routed message: JSONL_FIELDS, then "message" (its text) when with_text."""
+    answer, route = routed.answer, routed.route
+    text = action_line(route, answer, prompt, routed.calibrated, frozenset(router.out_of_scope)).split(": ", 1)[1]
+    row = {"index": index, "message_sha256": text_sha256(message), "status": answer.status, "intent": answer.intent,
+           "code": answer.code, "confidence": answer.confidence, "calibrated": routed.calibrated, "route": route,
+           "question": text if route == "ask" else None, "hand_over_text": text if route == "hand_over" else None,
+           "router_sha256": router_sha256}
+    return row | {"message": message} if with_text else row
+
+
+def print_route(message: str, routed: Routed, prompt: Prompt, router: Router) -> None:
+    """Print intent and code, raw and calibrated confidence, the route and its text."""
+    print_answer(message, routed.answer, routed.calibrated)
+    print_action(routed.route, routed.answer, prompt, routed.calibrated, frozenset(router.out_of_scope))
+
+
 def add_route_arguments(parser: argparse.ArgumentParser) -> None:
-    """The messages, --dataset, --calib, --other-model, --target and --ask-target."""
-    parser.add_argument("messages", nargs="*", help="customer messages (default: the three that post 01 routes)")
-    add_calib_arguments(parser)
-    add_threshold_arguments(parser)
+    """The messages, --dataset, --router, --other-model, --jsonl and --with-text."""
+    parser.add_argument("messages", nargs="+", metavar="message",
+                        help="customer messages; - alone reads them from standard input, one per line (empty "
+                             "lines are skipped and counted)")
+    add_dataset_argument(parser)
+    parser.add_argument("--router", type=Path, metavar="FILE",
+                        help="the router file (default: yours, 03-where-confidence-comes-from/results/"
+                             "<dataset>-router.json, written by routes.py; else the committed reference one)")
+    parser.add_argument("--other-model", action="store_true",
+                        help="route even when the server runs another model than the router was fitted for "
+                             "(a warning says the route means little)")
+    parser.add_argument("--jsonl", action="store_true", help="print one JSON object per message instead of the text")
+    parser.add_argument("--with-text", action="store_true", help="with --jsonl: put the message's text in its object")
 
 
-def check_messages(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
-    """Stop with the parser's usage error (exit 2) when a message is empty."""
-    if any(not message.strip() for message in args.messages):
-        parser.error("a message is empty: give the text of a customer message")
+def messages_of(arguments: list[str], stdin) -> tuple[list[str], int]:
+    """The messages to route and the number of empty lines skipped.
 
-
-def connect(calib: Loaded, other_model: bool) -> tuple[Client, dict]:
-    """The server's client and model_info(), checked against the model that wrote the calib file.
-
-    Raises ValueError when the server runs another model, unless other_model
-    (then print_setup warns); raises what llama_http raises for a server that
-    cannot be reached.
+    arguments: the messages given; ["-"] reads `stdin`, one message a line
+    (line ends stripped; a line of blanks only is empty, skipped and counted).
+    Raises ValueError for an empty message argument, for - beside other
+    messages, and for standard input without a message.
     """
-    client = Client()
-    info = client.model_info()
-    calib_models = sorted({r.model for r in calib.records})
-    if calib_models != [info["model"]] and not other_model:
-        raise ValueError(f"the server runs {info['model']}, but the thresholds would come from the answers of "
-                         f"{', '.join(calib_models)} ({calib.path.name}): a calibration does not carry over to another "
-                         "model; start the server with that model, or give --other-model to route anyway")
-    return client, info
+    if "-" in arguments:
+        if len(arguments) > 1:
+            raise ValueError("- reads the messages from standard input: give it alone, without other messages")
+        lines = [line.rstrip("\r\n") for line in stdin]
+        messages = [line for line in lines if line.strip()]
+        if not messages:
+            raise ValueError("standard input holds no message: give one message per line")
+        return messages, len(lines) - len(messages)
+    if any(not message.strip() for message in arguments):
+        raise ValueError("a message is empty: give the text of a customer message")
+    return list(arguments), 0
 
 
-def other_model_warning(info: dict, calib: Loaded) -> str | None:
-    """A warning line when the server's model (info, model_info()) did not write the calib answers, else None."""
-    if sorted({r.model for r in calib.records}) == [info["model"]]:
+def check_router(router: Router, path: Path, dataset: str, prompt: Prompt) -> None:
+    """Raise ValueError in one line when the router was not fitted for this dataset, label file, prompt and
+    grammar (what route.py would send), or when its calib file is here and has changed (router_file.calib_state)."""
+    if router.dataset != dataset:
+        raise ValueError(f"{path} is a router for {router.dataset}, not {dataset}: give --dataset {router.dataset}, "
+                         "or the router of this dataset")
+    source = dataset_named(dataset)
+    checks = (("label file", router.label_sha256, sha256_of(source.label_file)),
+              ("prompt", router.prompt_sha256, text_sha256(prompt.system)),
+              ("grammar", router.grammar_sha256, text_sha256(prompt.grammar)))
+    for what, fitted, now in checks:
+        if fitted != now:
+            raise ValueError(f"{path} was fitted with another {what} than {dataset}'s (sha256 {fitted[:12]}..., now "
+                             f"{now[:12]}...): refit with python3 08-routes/routes.py --dataset {dataset}")
+    calib_state(router)
+
+
+def check_model(router: Router, path: Path, info: dict, other_model: bool) -> str | None:
+    """None when the server runs the router's model; a warning line when it does not and other_model; else
+    raise ValueError (a calibration does not carry over to another model)."""
+    if info["model"] == router.model:
         return None
-    return (f"warning: the server runs {info['model']}, but the calibration and thresholds come from another model's "
-            "answers (--other-model): they do not carry over, so take the route as a demonstration only")
+    if not other_model:
+        raise ValueError(f"the server runs {info['model']}, but {path} was fitted on the answers of {router.model}: "
+                         "a calibration does not carry over to another model; start the server with that model, "
+                         "or give --other-model to route anyway")
+    return (f"warning: the server runs {info['model']}, but the router was fitted on {router.model}'s answers "
+            "(--other-model): they do not carry over, so take the route as a demonstration only")
 
 
-def print_setup(client: Client, info: dict, calib: Loaded, thresholds: str, warning: str | None) -> None:
-    """The server and its model, the calib file and the thresholds fitted on it (`thresholds`, one line's
-    text), the support warning if any, and other_model_warning."""
-    calib_models = sorted({r.model for r in calib.records})
-    print(f"server: {client.url}  model: {info['model']}  build: {info['build']}")
-    left_out = f"; {len(calib.errors)} failed requests in it left out" if calib.errors else ""
-    print(f"thresholds fitted on {calib.path.name} (model {', '.join(calib_models)}{left_out}): {thresholds}")
-    if warning:
-        print(warning)
-    if other := other_model_warning(info, calib):
-        print(other)
+def setup_lines(client: Client, info: dict, router: Router, path: Path, warning: str | None) -> list[str]:
+    """The server and its model, the router (file, fit, calib file and its state, thresholds with their calib
+    answers), and the other-model warning if any."""
+    lines = [f"server: {client.url}  model: {info['model']}  build: {info['build']}",
+             f"router: {relative(path)} (fitted {router.fitted} on {router.calib_answers} calib answers of "
+             f"{router.model}; {calib_state(router)})",
+             f"thresholds: {describe_thresholds(router)} (resting on {router.act_answers} and {router.ask_answers} "
+             "calib answers)"]
+    return lines + ([warning] if warning else [])
+
+
+def relative(path: Path) -> str:
+    """A path relative to the working folder when below it, else absolute: how the setup names the router."""
+    path = path.resolve()
+    return str(path.relative_to(Path.cwd())) if path.is_relative_to(Path.cwd()) else str(path)
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_route_arguments(parser)
     args = parser.parse_args()
-    check_messages(parser, args)
+    if args.with_text and not args.jsonl:
+        parser.error("--with-text goes with --jsonl")
 
-    calib, calibrate, thresholds = thresholds_from(args)
-    client, info = connect(calib, args.other_model)
+    messages, skipped = messages_of(args.messages, sys.stdin)
+    path = args.router or default_router_path(args.dataset)
+    router = read_router(path)
     prompt = load_prompt(args.dataset)
+    check_router(router, path, args.dataset, prompt)
+    client = Client()
+    info = client.model_info()
+    warning = check_model(router, path, info, args.other_model)
     probe(client, prompt)
-    print_setup(client, info, calib, describe_thresholds(thresholds), support_warning(thresholds))
-    for message in args.messages or ROUTED:
-        print()
-        print_route(message, ask_live(client, prompt, message, info["model"]), prompt, calibrate, thresholds)
+    router_sha256 = sha256_of(path)
+    notes = sys.stderr if args.jsonl else sys.stdout  # --jsonl keeps standard output for the objects
+    print("\n".join(setup_lines(client, info, router, path, warning)), file=notes)
+    for index, message in enumerate(messages):
+        routed = route_message(client, prompt, router, message)
+        if args.jsonl:
+            print(json.dumps(jsonl_object(index, message, routed, prompt, router, router_sha256, args.with_text)),
+                  flush=True)
+        else:
+            print()
+            print_route(message, routed, prompt, router)
+    if skipped:
+        print(f"{skipped} empty line{'' if skipped == 1 else 's'} of standard input skipped", file=notes)
     return 0
 
 

@@ -4,6 +4,7 @@
     python3 08-routes/routes.py --target 0.80        # a precision the 1.5B model can reach
     python3 08-routes/routes.py --results my-test-run.jsonl --calib my-calib-run.jsonl
     python3 08-routes/routes.py --dataset clinc150   # its out-of-scope code K-A always hands over
+    python3 08-routes/routes.py --router-out /tmp/my-router.json   # the router file somewhere else
 
 A confidence is only worth something when a program does something different
 because of it. Here it picks one of three routes for every answer:
@@ -28,6 +29,12 @@ The calibrated confidence is post 06's isotonic fit on the calibration split
 Then the test split is routed with those thresholds, never refitted on it,
 and act precision and coverage get exact (Clopper-Pearson) 95% intervals. No
 server needed: it reads post 03's results files.
+
+The fit is written to a router file (router_file.py: the isotonic map, both
+thresholds, and what they were fitted for and on), by default
+03-where-confidence-comes-from/results/<dataset>-router.json beside your own
+runs (git-ignored; the name follows the calib file's). route.py reads it and
+routes messages without fitting anything.
 """
 from __future__ import annotations
 
@@ -44,7 +51,9 @@ from ece import check_inputs, outcomes
 from intervals import LEVEL, Interval, clopper_pearson, number_argument, percent_down, percent_up
 from isotonic import fit_isotonic
 from registry import dataset_named
+from router_file import OWN_FOLDER, route_of, router_from, router_name, top_two, write_router
 from separation import SweepPoint, percent, sweep
+from results_file import relative
 from results_record import ResultsLine
 from calib_split import add_fit_arguments, load_fit_and_report
 from saved_answers import Loaded, read_split
@@ -97,21 +106,6 @@ def check_fraction(value: float, name: str) -> None:
     """Raise ValueError unless value is a fraction in (0, 1] (0.985 means 98.5%)."""
     if not 0.0 < value <= 1.0:  # also rejects NaN
         raise ValueError(f"{name} must be a fraction in (0, 1], like 0.985 for 98.5%, not {value!r}")
-
-
-def top_two(record: ResultsLine) -> tuple[str, ...]:
-    """The codes a clarifying question names: the answer's code, then the runner-up in its group.
-
-    record: a post 03 answer with status ok (its code and intent_distribution are read).
-    The runner-up is the most likely other intent letter of the chosen group
-    (ties broken by letter). Intents of other groups have no probability: the
-    model wrote only one group letter, and the intent step was asked inside
-    that group alone. So when the group is wrong, the right intent is never
-    among the two. A group with a single intent gives one code.
-    """
-    distribution = record.intent_distribution
-    others = sorted((x for x in distribution if x != record.intent_letter), key=lambda x: (-distribution[x], x))
-    return (record.code, *(f"{record.group_letter}-{x}" for x in others[:1]))
 
 
 def right_in_top_two(record: ResultsLine) -> bool:
@@ -226,24 +220,6 @@ def fit_thresholds(calib: list[ResultsLine], calibrate: Calibrator, target: floa
     acted = [act is not None and c >= act.threshold for c in calibrated]
     return Thresholds(target, ask_target, act, fit_ask(answers, calibrated, acted, ask_target), best_cut(points),
                       len(answers), out_of_scope)
-
-
-def route_of(record: ResultsLine, calibrated: float, thresholds: Thresholds) -> str:
-    """The route of one answer: "act", "ask" or "hand_over".
-
-    record: a post 03 results line (route.py's live_line for a live message);
-    calibrated: its calibrated confidence, compared with t_act
-    (thresholds.acts) and t_ask. An answer without a code, or with a code in
-    thresholds.out_of_scope, hands over whatever its confidence. A confidence
-    exactly at a threshold takes that threshold's route.
-    """
-    if record.status != "ok" or record.code in thresholds.out_of_scope:
-        return "hand_over"
-    if thresholds.acts(record, calibrated):
-        return "act"
-    if thresholds.t_ask is not None and calibrated >= thresholds.t_ask:
-        return "ask"
-    return "hand_over"
 
 
 def route_all(records: list[ResultsLine], calibrate: Calibrator, thresholds: Thresholds) -> list[str]:
@@ -472,14 +448,28 @@ def print_routes_on(split: str, records: list[ResultsLine], calibrate: Calibrato
 CALIBRATION = "calibrated confidence: isotonic regression of post 06, fitted on calib"
 
 
+def add_router_argument(parser: argparse.ArgumentParser) -> None:
+    """--router-out: where the fitted router file goes."""
+    parser.add_argument("--router-out", type=Path, metavar="FILE",
+                        help="write the router file here (default: 03-where-confidence-comes-from/results/"
+                             "<dataset>-router.json, named after the calib file; route.py reads it)")
+
+
+def router_path(args: argparse.Namespace, calib_path: Path) -> Path:
+    """--router-out, else the own folder (router_file.OWN_FOLDER) with router_name(calib_path)."""
+    return args.router_out or OWN_FOLDER / router_name(calib_path)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_fit_arguments(parser)
     add_threshold_arguments(parser)
+    add_router_argument(parser)
     args = parser.parse_args()
 
-    _, calib, _, records = load_fit_and_report(args)
+    calib_path, calib, _, records = load_fit_and_report(args)
     calibrate, thresholds = fit_from(calib, args)
+    router = router_from(calib_path, calib, fit_isotonic(*outcomes(calib)), thresholds, dataset_named(args.dataset))
     print(CALIBRATION + "\n")
     if warning := support_warning(thresholds):
         print(warning + "\n")
@@ -491,6 +481,8 @@ def main() -> int:
     print(ACT_COLUMNS)
     print(act_row(result))
     print("\n" + closing_line(thresholds, result, args.split))
+    written = write_router(router, router_path(args, calib_path))
+    print(f"router written to {relative(written)}: python3 08-routes/route.py reads it")
     return 0
 
 

@@ -16,7 +16,7 @@ from combined import (FLOOR, SOURCE_PREFIX, Candidate, Weights, candidates_of, c
 from certified_routes import add_rule_arguments, thresholds_of_rule
 from oos_cost import paired_cost
 from prompt import load_prompt
-from route import add_route_arguments
+from route_fitted import add_route_arguments
 from route_beyond import shortlist_decision
 from routes import route_of
 from registry import DATASETS

@@ -8,7 +8,7 @@ import pytest
 from contextual import (GroupMove, LetterPrior, contextual_line, divide_by_prior, find_prior, group_move, mean_distribution,
                         measures, most_probable, prior_name)
 from letter_prior import measure_prior
-from prompt import build_prompt, load_prompt
+from prompt import build_prompt
 from result_lines import lines, partial_line, result_line
 from results_record import ResultsLine
 

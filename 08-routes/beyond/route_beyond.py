@@ -4,8 +4,11 @@
     python3 08-routes/beyond/route_beyond.py --alpha 0.2 "where is my card?"     # and its conformal ask set
     python3 08-routes/beyond/route_beyond.py --shortlist 5 "where is my card?"   # the combined decision (combined.py)
 
-Post 08's route.py routes one message through the running server; this
-script does the same with its functions and adds, on top:
+Post 08's route.py routes messages through the running server with the
+router file routes.py wrote; this script still fits the calibration and the
+thresholds on the calib file at every call (route_fitted.py: the certified
+rule, the ask sets and the gate need the calib answers themselves), routes
+with route.py's printing functions and adds, on top:
 
 - what stands before act, always on (before_act): an intent the label file
   marks irreversible (terminate_account...) gets a confirmation question
@@ -21,8 +24,9 @@ script does the same with its functions and adds, on top:
   among the retriever's top K codes, weighed with the retriever; the
   calibration and thresholds come from the combinedK calib file.
 
-Without these options it prints what route.py prints, with the gate's line
-before the first message and its verdict where the thresholds would act.
+Without these options it prints what route.py prints (the thresholds fitted
+here rather than read from a router file), with the gate's line before the
+first message and its verdict where the thresholds would act.
 """
 from __future__ import annotations
 
@@ -44,8 +48,8 @@ from llama_http import Client, exit_on_server_errors
 from prompt import Prompt, load_prompt
 from registry import DATASETS
 from results_record import ResultsLine
-from route import (ROUTED, add_route_arguments, ask_live, calibrated_of, check_messages, clarifying_question, connect,
-                   describe_thresholds, print_action, print_answer, print_setup)
+from route import clarifying_question, describe_thresholds, print_action, print_answer
+from route_fitted import ROUTED, add_route_arguments, ask_live, calibrated_of, check_messages, connect, print_setup
 from routes import Calibrator, Thresholds, route_of
 from shortlist import shortlist_of, shortlisted
 from typed_request import probe
