@@ -7,6 +7,7 @@
     python3 00-setup/server.py stop
     python3 00-setup/server.py status
     python3 00-setup/server.py build            # only build llama-server
+    python3 00-setup/server.py start --amx      # the AMX build (patched, checked; off by default): see 00-setup/README.md
     python3 00-setup/server.py model mine --url file:///path/model.gguf --sha256 HEX
     python3 00-setup/server.py start --model mine
 
@@ -318,9 +319,11 @@ def fetch_source() -> Path:
 # ggml compiles its AMX matrix kernels in when the compiler targets a CPU with AMX (-march=native on an Intel
 # Xeon of the Sapphire Rapids class or later), and in this build they fault on the first matrix product:
 # llama-server dies with SIGSEGV during its start-up warm-up (llama.cpp issue 20824, "segfault in
-# ggml_backend_amx_mul_mat"; the tile-data permission is asked for on the main thread only). So the AMX
-# instructions are turned off and every other feature of -march=native kept. An explicit -mno-* flag wins
-# over what -march implies, whatever their order on the command line (GCC and Clang alike).
+# ggml_backend_amx_mul_mat"): the tile configuration is built on the stack, and GCC drops its stores
+# (patches/amx-tile-config.patch says why). So the default build turns the AMX instructions off and keeps
+# every other feature of -march=native; the AMX build (build_amx_server) applies that patch instead. An
+# explicit -mno-* flag wins over what -march implies, whatever their order on the command line (GCC and
+# Clang alike).
 NO_AMX_FLAGS = "-mno-amx-tile -mno-amx-int8 -mno-amx-bf16"
 # What a binary must not hold: the tile configuration and the tile multiply-accumulate instructions.
 AMX_INSTRUCTION = re.compile(r"\s(ldtilecfg|sttilecfg|tilerelease|tilezero|tileloadd|tileloaddt1|tilestored|"

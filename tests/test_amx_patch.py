@@ -1,7 +1,7 @@
 """00-setup: the AMX build (issue 44): the tile-config patch, its copy of the source, its stamp and its check."""
-import json
-import os
 import platform
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -312,3 +312,33 @@ def test_an_amx_build_that_answers_like_amx_off_is_kept_and_checked_once(two_bui
         assert "refused" not in server.read_stamp(server.AMX_SERVER_BIN)
     finally:
         server.stop_server(port)
+
+
+# The defect in small, with mmq.cpp's tile_config_t: the configuration on the stack, and as the patch keeps it.
+TILE_CONFIG_SOURCE = """
+#include <immintrin.h>
+#include <cstdint>
+struct tile_config_t { uint8_t palette_id = 0; uint8_t start_row = 0; uint8_t reserved_0[14] = {0};
+                       uint16_t colsb[16] = {0}; uint8_t rows[16] = {0}; };
+void %s() { %s tile_config_t tc = {}; tc.palette_id = 1; tc.rows[0] = 8; tc.colsb[0] = 64; _tile_loadconfig(&tc); }
+"""
+
+
+def loads_config_with_rows(tmp_path: Path, name: str, declaration: str) -> bool:
+    """Whether the compiled function stores rows[0] = 8 before its ldtilecfg (GCC, -O3, an AMX target)."""
+    source, objects = tmp_path / f"{name}.cpp", tmp_path / f"{name}.o"
+    source.write_text(TILE_CONFIG_SOURCE % (name, declaration))
+    result = subprocess.run(["c++", "-O3", "-march=sapphirerapids", "-c", str(source), "-o", str(objects)],
+                            capture_output=True, text=True)
+    if result.returncode != 0:
+        pytest.skip(f"this compiler cannot target AMX: {result.stderr.strip()[:200]}")
+    disassembly = subprocess.run(["objdump", "-d", "--no-show-raw-insn", str(objects)], capture_output=True,
+                                 text=True).stdout
+    before_load = disassembly.split("ldtilecfg")[0]
+    return "$0x8," in before_load
+
+
+def test_the_static_thread_local_tile_config_is_written_before_ldtilecfg(tmp_path):
+    if platform.machine().lower() not in ("x86_64", "amd64") or not shutil.which("objdump"):
+        pytest.skip("AMX code is compiled and read on x86-64 with objdump only")
+    assert loads_config_with_rows(tmp_path, "kept", "alignas(64) static thread_local")
