@@ -871,8 +871,8 @@ def start_server(model_name: str, host: str = "127.0.0.1", timeout_s: float = 30
     The server listens on host (127.0.0.1 unless asked otherwise) at the port
     of url (default: LLAMA_URL), with `parallel` slots of context_per_slot
     tokens each, and saves and restores slots in the folder `slots`
-    (default: slot_cache.slots_folder, ~/.cache/typed-decisions/slots), which
-    the record names. Thinking is off. A server this script started on that
+    (default: slot_cache.slots_folder, ~/.cache/typed-decisions/slots, and
+    its subfolder amx for the AMX build), which the record names. Thinking is off. A server this script started on that
     port with the same model and slot count is kept. Waits at most timeout_s
     seconds for the model to load. Raises SetupError when the port is taken
     by another process or the server exits or does not get ready in time.
@@ -899,7 +899,9 @@ def start_server(model_name: str, host: str = "127.0.0.1", timeout_s: float = 30
     except (ServerUnreachable, ServerLoading, ServerError):
         pass
     RUN.mkdir(parents=True, exist_ok=True)
-    slots = (slots or slots_folder(CACHE)).resolve()
+    # The AMX build's saved slots go to a folder of their own: their key (its build) never matches the AMX-off
+    # build's, and a save deletes the files of the same prompt and model under another key in its folder (prune).
+    slots = (slots or (slots_folder(CACHE) / "amx" if binary == AMX_SERVER_BIN else slots_folder(CACHE))).resolve()
     slots.mkdir(parents=True, exist_ok=True)
     log = RUN / f"llama-server-{port}.log"
     command = [

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 import server
+import slot_cache
 from server import AMX_PATCH, AmxComparison, PatchMisfit, SetupError, apply_patch, compare_top_logprobs, patch_target
 from test_setup import DIES_ON_FIRST_REQUEST, fake_binary
 
@@ -302,12 +303,15 @@ def test_an_amx_build_whose_logprobs_differ_is_marked_and_amx_off_starts(two_bui
         server.stop_server(port)
 
 
-def test_an_amx_build_that_answers_like_amx_off_is_kept_and_checked_once(two_builds, tmp_path, free_port):
+def test_an_amx_build_that_answers_like_amx_off_is_kept_checked_once_and_saves_its_slots_apart(
+        two_builds, tmp_path, free_port, monkeypatch):
     answering(server.AMX_SERVER_BIN, [step(7, (7, -0.11), (8, -2.49))])  # 0.01 nats from the AMX-off build's
+    monkeypatch.setenv(slot_cache.SLOTS_ENV, str(tmp_path / "slots"))
     port = free_port()
-    record = server.start_server("tiny", url=f"http://127.0.0.1:{port}", slots=tmp_path / "slots", amx=True)
+    record = server.start_server("tiny", url=f"http://127.0.0.1:{port}", amx=True)
     try:
         assert record["command"][0] == str(server.AMX_SERVER_BIN)
+        assert record["slots"] == str((tmp_path / "slots" / "amx").resolve())
         assert server.amx_checked("tiny") == AmxComparison(1, True, 2, pytest.approx(0.01), server.AMX_TOLERANCE)
         assert "refused" not in server.read_stamp(server.AMX_SERVER_BIN)
     finally:
