@@ -872,8 +872,9 @@ def start_server(model_name: str, host: str = "127.0.0.1", timeout_s: float = 30
     of url (default: LLAMA_URL), with `parallel` slots of context_per_slot
     tokens each, and saves and restores slots in the folder `slots`
     (default: slot_cache.slots_folder, ~/.cache/typed-decisions/slots, and
-    its subfolder amx for the AMX build), which the record names. Thinking is off. A server this script started on that
-    port with the same model and slot count is kept. Waits at most timeout_s
+    its subfolder amx for the AMX build), which the record names. Thinking
+    is off. A server this script started on that port with the same model,
+    slot count and binary is kept. Waits at most timeout_s
     seconds for the model to load. Raises SetupError when the port is taken
     by another process or the server exits or does not get ready in time.
     """
@@ -885,7 +886,7 @@ def start_server(model_name: str, host: str = "127.0.0.1", timeout_s: float = 30
     alias = model_path.stem
     record = running(port)
     if (record and record["model"] == alias and record.get("parallel", PARALLEL) == parallel
-            and record["command"][0] == str(binary)):
+            and record.get("command", [""])[0] == str(binary)):
         client.wait_ready(timeout_s)
         say(f"llama-server is already running at {url} with {alias} (pid {record['pid']})")
         return record
@@ -901,14 +902,14 @@ def start_server(model_name: str, host: str = "127.0.0.1", timeout_s: float = 30
     RUN.mkdir(parents=True, exist_ok=True)
     # The AMX build's saved slots go to a folder of their own: their key (its build) never matches the AMX-off
     # build's, and a save deletes the files of the same prompt and model under another key in its folder (prune).
-    slots = (slots or (slots_folder(CACHE) / "amx" if binary == AMX_SERVER_BIN else slots_folder(CACHE))).resolve()
-    slots.mkdir(parents=True, exist_ok=True)
+    folder = (slots or (slots_folder(CACHE) / "amx" if binary == AMX_SERVER_BIN else slots_folder(CACHE))).resolve()
+    folder.mkdir(parents=True, exist_ok=True)
     log = RUN / f"llama-server-{port}.log"
     command = [
         str(binary), "--model", str(model_path), "--alias", alias,
         "--host", host, "--port", str(port),
         "--ctx-size", str(parallel * context_per_slot), "--parallel", str(parallel),
-        "--reasoning", "off", "--jinja", "--no-webui", "--slot-save-path", str(slots),
+        "--reasoning", "off", "--jinja", "--no-webui", "--slot-save-path", str(folder),
     ]
     if not is_loopback(host):
         say(f"warning: llama-server will listen on {host}, so other machines can reach it"
@@ -924,7 +925,7 @@ def start_server(model_name: str, host: str = "127.0.0.1", timeout_s: float = 30
     with open(log, "w") as out:
         process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
     record = {"pid": process.pid, "model": alias, "model_path": str(model_path), "url": url,
-              "host": host, "log": str(log), "command": command, "parallel": parallel, "slots": str(slots)}
+              "host": host, "log": str(log), "command": command, "parallel": parallel, "slots": str(folder)}
     pid_file(port).write_text(json.dumps(record, indent=1))
     say(f"starting llama-server b{LLAMA_CPP_BUILD} with {alias} on {host}:{port} (log: {log})")
 
@@ -944,13 +945,17 @@ def start_server(model_name: str, host: str = "127.0.0.1", timeout_s: float = 30
         return record
     try:
         first_answer(client, process, log, binary, alias)
-        comparison = amx_checked(alias) or check_amx(client, model_name, timeout_s)
-    except ReferenceFailed:
-        stop_server(port)  # an AMX build that could not be checked is not left running
-        raise
     except SetupError as error:
-        why = f"it failed its first request: {error}"
+        comparison, why = None, f"it failed its first request: {error}"
     else:
+        try:
+            comparison = amx_checked(alias) or check_amx(client, model_name, timeout_s)
+        except ReferenceFailed:
+            stop_server(port)  # an AMX build that could not be checked is not left running
+            raise
+        except SetupError as error:
+            comparison, why = None, str(error)
+    if comparison is not None:
         if comparison.passed:
             return record
         why = f"its top_logprobs differ from the AMX-off build's on the same request ({comparison.line()})"
@@ -1057,7 +1062,7 @@ def check_amx(client: Client, model_name: str, timeout_s: float = 300.0) -> AmxC
     try:
         amx_reply = client.post("/completion", AMX_CHECK_REQUEST)
     except (ConnectionLost, ServerUnreachable, ServerTimeout, ServerError) as error:
-        raise SetupError(f"the AMX llama-server failed the check's request ({error})") from None
+        raise SetupError(f"it failed the check's request ({error})") from None
     reference_url = f"http://127.0.0.1:{free_port()}"
     with tempfile.TemporaryDirectory(prefix="amx-check-slots-") as slots:
         try:

@@ -275,12 +275,14 @@ def two_builds(tmp_path, monkeypatch):
 
 
 def test_an_amx_build_that_dies_on_its_first_request_is_marked_and_amx_off_starts(two_builds, tmp_path, free_port,
-                                                                                   capsys):
+                                                                                   capsys, monkeypatch):
     fake_binary(server.AMX_SERVER_BIN, DIES_ON_FIRST_REQUEST)
+    monkeypatch.setenv(slot_cache.SLOTS_ENV, str(tmp_path / "slots"))
     port = free_port()
-    record = server.start_server("tiny", url=f"http://127.0.0.1:{port}", slots=tmp_path / "slots", amx=True)
+    record = server.start_server("tiny", url=f"http://127.0.0.1:{port}", amx=True)
     try:
         assert record["command"][0] == str(two_builds)
+        assert record["slots"] == str((tmp_path / "slots").resolve())  # the AMX-off build's folder, not amx/
         why = server.read_stamp(server.AMX_SERVER_BIN)["refused"]["why"]
         assert why.startswith("it failed its first request: llama-server was killed by SIGSEGV (signal 11)")
         assert f"the AMX llama-server is not used, {why}; starting it with AMX off\n" in capsys.readouterr().out
