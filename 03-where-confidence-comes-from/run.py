@@ -58,7 +58,12 @@ def main() -> int:
     run.check_resumable(out, split)
     what = f"{args.dataset} {args.split} (model {run.model}, top_logprobs {args.top_logprobs})"
     records = run_messages(messages, out, run.line, what)
-    print_summary(parse_lines(records, str(out)), f"{args.dataset} {args.split}")
+    lines = parse_lines(records, str(out))
+    print_summary(lines, f"{args.dataset} {args.split}")
+    if DATASETS[args.dataset].is_task:  # your own task: the baselines make_task.py measured, beside the model
+        from task import baseline_note_of_run
+        if note := baseline_note_of_run(args.dataset, args.split, lines):
+            print("\n" + note)
     read, why = default_results(args.dataset, args.split)
     if not args.out and read != out:
         # the later posts' own rule (default_results): they read the reader's run only once it holds the whole split

@@ -481,6 +481,10 @@ def main() -> int:
     print(ACT_COLUMNS)
     print(act_row(result))
     print("\n" + closing_line(thresholds, result, args.split))
+    if dataset_named(args.dataset).is_task:  # your own task: the baselines make_task.py measured, beside the model
+        from task import baseline_note_of_run
+        if note := baseline_note_of_run(args.dataset, args.split, records):
+            print(note)
     written = write_router(router, router_path(args, calib_path))
     print(f"router written to {relative(written)}: python3 08-routes/route.py reads it")
     return 0

@@ -131,7 +131,7 @@ BASELINE_NAMES = {"neighbours": "nearest neighbours", "linear_examples": "logist
 WHEN_THE_MODEL_LOSES = "datasets/your-task.md#when-the-model-loses-to-the-baseline"
 
 
-def baseline_note(dataset_name: str, split: str, accuracy: float) -> str | None:
+def baseline_note(dataset_name: str, split: str, accuracy: float, answered: int | None = None) -> str | None:
     """One line comparing the model's accuracy on a task's split with the best baseline make_task.py stored.
 
     accuracy: the model's, in [0, 1]. The baselines are the label file's
@@ -141,6 +141,9 @@ def baseline_note(dataset_name: str, split: str, accuracy: float) -> str | None:
     made before make_task.py stored baselines, and for a split it has no
     figure for. When the best baseline is above the model, the line says so
     and where to read what to do; else it names the baseline the model beat.
+    answered: how many of the split's messages the model's accuracy is over
+    (a --limit or --sample run); when it is not the whole split the line says
+    so, since the baselines are over all of it.
     Raises ValueError for an unknown dataset or an accuracy outside [0, 1].
     """
     from registry import dataset_named
@@ -155,9 +158,22 @@ def baseline_note(dataset_name: str, split: str, accuracy: float) -> str | None:
         return None
     best = max(figures, key=lambda name: (figures[name], name))
     named = f"{BASELINE_NAMES.get(best, best)} {100 * figures[best]:.1f}% (make_task.py)"
+    size = dataset.header.get("splits", {}).get(split)
+    model = f"the model {100 * accuracy:.1f}%" + (f" on {answered} of its {size} messages"
+                                                  if answered is not None and size and answered != size else "")
     if figures[best] > accuracy:
-        return f"the better baseline on this split: {named}, the model {100 * accuracy:.1f}%: see {WHEN_THE_MODEL_LOSES}"
-    return f"the best baseline on this split: {named}, the model {100 * accuracy:.1f}%"
+        return f"the better baseline on this split: {named}, {model}: see {WHEN_THE_MODEL_LOSES}"
+    return f"the best baseline on this split: {named}, {model}"
+
+
+def baseline_note_of_run(dataset_name: str, split: str, lines: list) -> str | None:
+    """baseline_note for a run's lines (ResultsLine of post 03): the model's accuracy over its answers (status
+    ok, invalid or too_long; failed requests left out, as every figure leaves them out) and their count. None
+    as baseline_note, and for a run with no answer."""
+    answers = [line for line in lines if line.is_answer]
+    if not answers:
+        return None
+    return baseline_note(dataset_name, split, sum(line.correct for line in answers) / len(answers), len(answers))
 
 
 class ExtendingLoader:

@@ -3,6 +3,7 @@ import csv
 import json
 import random
 import sys
+from types import SimpleNamespace
 from pathlib import Path
 
 import pytest
@@ -467,3 +468,26 @@ def test_irreversible_labels_are_marked_in_the_label_file_where_the_routes_read_
         make_task("mine", labels, messages, irreversible=("label_9",))
     with pytest.raises(ValueError, match="the out-of-scope label"):
         make_task("mine", labels, messages, out_of_scope="label_2", irreversible=("label_2",))
+
+
+def test_a_runs_baseline_note_counts_its_answers_and_says_when_it_is_part_of_the_split(tmp_path, monkeypatch):
+    import registry
+    from results_record import ResultsLine
+    from task import baseline_note_of_run
+    labels, messages = mixed(tmp_path)
+    write_task(make_task("mine", labels, messages, calib=60), tmp_path / "tasks" / "mine")
+    monkeypatch.setitem(registry.DATASETS, "mine", discover(tasks=tmp_path / "tasks")["mine"])
+    best = max(registry.DATASETS["mine"].header["baselines"]["calib"].values())
+
+    def line(status: str, correct: bool):
+        return SimpleNamespace(is_answer=status != "error", correct=correct)
+    # 3 answers, 1 right (33.3%), and a failed request that takes no part
+    part = [line("ok", True), line("ok", False), line("invalid", False), line("error", False)]
+    note = baseline_note_of_run("mine", "calib", part)
+    assert "the model 33.3% on 3 of its 60 messages" in note
+    assert note == baseline_note("mine", "calib", 1 / 3, 3)
+    whole = [line("ok", True)] * 60
+    assert baseline_note_of_run("mine", "calib", whole).endswith(f"{100 * best:.1f}% (make_task.py), the model 100.0%")
+    assert baseline_note_of_run("mine", "calib", [line("error", False)]) is None
+    assert baseline_note_of_run("mine", "calib", []) is None
+    assert hasattr(ResultsLine, "is_answer")  # the attribute the note counts by
