@@ -101,7 +101,7 @@ def cache(tmp_path, monkeypatch):
         if command[1] == "--build":
             built = Path(command[2]) / "bin" / "llama-server"
             built.parent.mkdir(parents=True, exist_ok=True)
-            built.write_text(f"#!/bin/sh\necho version: fake\n")
+            built.write_text("#!/bin/sh\necho version: fake\n")
             built.chmod(0o755)
 
     monkeypatch.setattr(server, "run", build)
