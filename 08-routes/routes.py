@@ -51,7 +51,7 @@ from ece import check_inputs, outcomes
 from intervals import LEVEL, Interval, clopper_pearson, number_argument, percent_down, percent_up
 from isotonic import fit_isotonic
 from registry import dataset_named
-from router_file import OWN_FOLDER, route_of, router_from, router_name, top_two, write_router
+from router_file import OWN_FOLDER, own_router_path, route_of, router_from, router_name, top_two, write_router
 from separation import SweepPoint, percent, sweep
 from results_file import relative
 from results_record import ResultsLine
@@ -460,6 +460,16 @@ def router_path(args: argparse.Namespace, calib_path: Path) -> Path:
     return args.router_out or OWN_FOLDER / router_name(calib_path)
 
 
+def route_command(written: Path, dataset: str) -> str:
+    """The route.py command that reads the router just written: --dataset unless banking77, and --router unless
+    it is the one route.py reads by default (own_router_path: not so for --router-out, or a calib file of
+    another name such as a sample)."""
+    command = "python3 08-routes/route.py" + ("" if dataset == "banking77" else f" --dataset {dataset}")
+    if Path(written).resolve() != own_router_path(dataset).resolve():
+        command += f" --router {relative(written)}"
+    return command
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_fit_arguments(parser)
@@ -486,7 +496,7 @@ def main() -> int:
         if note := baseline_note_of_run(args.dataset, args.split, records):
             print(note)
     written = write_router(router, router_path(args, calib_path))
-    print(f"router written to {relative(written)}: python3 08-routes/route.py reads it")
+    print(f"router written to {relative(written)}: {route_command(written, args.dataset)} reads it")
     return 0
 
 

@@ -361,3 +361,13 @@ def test_a_post_script_loads_few_modules_and_none_beyond_the_post(script):
 def test_routes_py_needs_no_server_code():
     assert not [name for name, path in repository_modules("08-routes/routes.py").items()
                 if path.startswith("00-setup/")]
+
+
+def test_the_line_after_the_router_names_the_route_command_that_reads_it():
+    from router_file import own_router_path
+    from routes import route_command
+    assert route_command(own_router_path("banking77"), "banking77") == "python3 08-routes/route.py"
+    assert route_command(own_router_path("clinc150"), "clinc150") == "python3 08-routes/route.py --dataset clinc150"
+    elsewhere = own_router_path("banking77").with_name("banking77-router-80.json")
+    assert route_command(elsewhere, "banking77") == (
+        "python3 08-routes/route.py --router 03-where-confidence-comes-from/results/banking77-router-80.json")
