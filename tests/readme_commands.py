@@ -9,8 +9,8 @@ The plot scripts need matplotlib: without it, the command line reruns itself
 with .venv/bin/python (made by `python3 run_tests.py`) when there is one.
 tests/test_readme_commands.py runs the same commands under pytest.
 
-The convention for commands in the .md files (README.md, beyond/README.md...)
--------------------------------------------------------------------------------------
+The convention for commands in the .md files (README.md, beyond/README.md and its pages...)
+-----------------------------------------------------------------------------------------------
 - A command whose output the README shows is a ```console block: a line
   `$ <command>`, then what it prints on stdout, exactly. A line that is only
   `...` stands for any number of lines (for long outputs the README trims).
@@ -310,7 +310,7 @@ def _sh_block(lines: list[str], start: int, end: int, file: str) -> list[Command
 
 def readme_files(root: Path = ROOT) -> list[str]:
     """The .md files git tracks, relative to root: every README.md (a post's, and that of the beyond/ folder
-    of what goes beyond a post) and the like."""
+    of what goes beyond a post), the pages beside a README (08-routes/beyond/gate.md...) and the like."""
     listed = subprocess.run(["git", "ls-files", "-z", "*.md"], cwd=root, capture_output=True, text=True,
                             check=True).stdout
     return sorted(filter(None, listed.split("\0")))

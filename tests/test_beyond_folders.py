@@ -79,3 +79,37 @@ def test_no_post_module_imports_beyond_code():
                  for name in sorted(imported(path) & beyond.keys())
                  if (str(path.relative_to(ROOT)), name) not in BEYOND_WORK_OUTSIDE]
     assert offenders == []
+
+
+# A beyond README that outgrows a page becomes an index of pages, one per topic, beside it (08-routes/beyond/).
+INDEX_LINES, PAGE_LINES = 100, 400
+
+
+def pages(folder: Path) -> list[Path]:
+    """The .md pages of a beyond folder beside its README.md."""
+    return sorted(path for path in folder.glob("*.md") if path.name != "README.md")
+
+
+def line_count(path: Path) -> int:
+    return len(path.read_text(encoding="utf-8").splitlines())
+
+
+def test_the_08_beyond_readme_is_an_index_of_pages():
+    assert len(pages(ROOT / "08-routes" / "beyond")) >= 8
+
+
+@pytest.mark.parametrize("folder", [folder for folder in BEYOND if pages(folder)], ids=lambda folder: folder.parent.name)
+def test_a_beyond_index_is_short_and_links_every_page_which_links_back(folder):
+    index = folder / "README.md"
+    assert line_count(index) <= INDEX_LINES
+    text = index.read_text(encoding="utf-8")
+    assert [page.name for page in pages(folder) if f"]({page.name})" not in text] == []
+    assert [page.name for page in pages(folder) if "](README.md)" not in page.read_text(encoding="utf-8")] == []
+
+
+@pytest.mark.parametrize("path", [path for folder in BEYOND for path in sorted(folder.glob("*.md"))],
+                         ids=lambda path: str(path.relative_to(ROOT)))
+def test_every_beyond_page_fits_a_page(path):
+    assert line_count(path) <= PAGE_LINES, f"{path.relative_to(ROOT)}: split it into pages an index links"
+    title = path.read_text(encoding="utf-8").split("\n", 1)[0]
+    assert title.startswith("# "), "a page opens with its title"

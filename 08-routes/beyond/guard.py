@@ -83,7 +83,7 @@ MARKS = (
 
 
 # The marks that still stand before act next to typicality.py's gate (route_beyond.before_act): measured by
-# adversarial.py on the hostile and the ordinary sets (08-routes/beyond/README.md, "A gate before act").
+# adversarial.py on the hostile and the ordinary sets (08-routes/beyond/gate.md).
 KEPT = ("code", "intent", "markup", "order")
 
 
