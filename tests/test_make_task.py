@@ -223,15 +223,44 @@ def test_a_task_made_from_two_files_runs_through_every_post_with_the_server(tmp_
         assert {line["prompt_sha256"] for line in lines} == {dataset.saved_prompt().sha256}
         assert {line["code"] for line in lines if line["status"] == "ok"} <= set(dataset.codes())
     fitted = ("--dataset", "mine", "--results", files["test"], "--calib", files["calib"])
+    router = tmp_path / "mine-router.json"
     for script, *options in (("04-is-the-confidence-honest/ece.py", "--dataset", "mine", "--results", files["test"]),
                              ("06-isotonic/isotonic.py", *fitted, "--no-show", "--png", tmp_path / "iso.png"),
-                             ("07-separation/separation.py", *fitted), ("08-routes/routes.py", *fitted),
-                             ("08-routes/route.py", "--dataset", "mine", "--calib", files["calib"],
+                             ("07-separation/separation.py", *fitted),
+                             ("08-routes/routes.py", *fitted, "--router-out", router),
+                             ("08-routes/route.py", "--dataset", "mine", "--router", router, "--jsonl",
                               "has my new card been sent yet?")):
         done = run_script(script, *options, env=env)
         assert done.returncode == 0, f"{script}: {done.stderr}"
+    assert json.loads(done.stdout)["code"] in dataset.codes()
     refused = run_script("04-is-the-confidence-honest/ece.py", "--results", files["test"], env=env)
     assert refused.returncode == 2  # a task's results are not BANKING77's
+
+    # the baselines make_task.py measured with no model, for both splits, stored where run.py and routes.py read them
+    stored = dataset.header["baselines"]
+    assert set(stored["calib"]) >= {"neighbours", "linear_examples"} and set(stored["test"]) == set(stored["calib"])
+    assert all(0.0 <= value <= 1.0 for split in ("calib", "test") for value in stored[split].values())
+
+    # the combined decision of 08's beyond on the task: the retriever's shortlist of 2, the model choosing in it
+    shortlists = {split: tmp_path / f"mine-shortlist2-{split}.jsonl" for split in ("calib", "test")}
+    for split, path in shortlists.items():
+        done = run_script("08-routes/beyond/shortlist.py", "--dataset", "mine", "--split", split, "--shortlist", 2,
+                          "--out", path, env=env)
+        assert done.returncode == 0, done.stderr
+    written = [ROOT / "03-where-confidence-comes-from" / "results" / f"mine-combined2-{split}.jsonl"
+               for split in ("calib", "test")]
+    try:
+        done = run_script("08-routes/beyond/combined.py", "--dataset", "mine", "--shortlist", 2,
+                          "--calib", shortlists["calib"], "--results", shortlists["test"],
+                          "--plain-calib", files["calib"], "--plain-results", files["test"], env=env)
+        assert done.returncode == 0, done.stderr
+        for split, path in zip(("calib", "test"), written):
+            combined = [json.loads(line) for line in path.read_text().splitlines()]
+            assert len(combined) == dataset.split_size(split)
+            assert {line["code"] for line in combined if line["status"] == "ok"} <= set(dataset.codes())
+    finally:
+        for path in written:
+            path.unlink(missing_ok=True)
 
 
 def test_a_text_holding_the_examples_separator_is_never_an_example(tmp_path):
