@@ -60,10 +60,10 @@ def main() -> int:
     records = run_messages(messages, out, run.line, what)
     lines = parse_lines(records, str(out))
     print_summary(lines, f"{args.dataset} {args.split}")
-    if DATASETS[args.dataset].is_task:  # your own task: the baselines make_task.py measured, beside the model
-        from task import baseline_note_of_run
-        if note := baseline_note_of_run(args.dataset, args.split, lines):
-            print("\n" + note)
+    # your own task's loader (datasets/task.py) has this hook: the baselines make_task.py measured, beside the model
+    note_of_run = getattr(DATASETS[args.dataset].loader(), "baseline_note_of_run", None)
+    if note_of_run and (note := note_of_run(args.split, lines)):
+        print("\n" + note)
     read, why = default_results(args.dataset, args.split)
     if not args.out and read != out:
         # the later posts' own rule (default_results): they read the reader's run only once it holds the whole split

@@ -491,10 +491,10 @@ def main() -> int:
     print(ACT_COLUMNS)
     print(act_row(result))
     print("\n" + closing_line(thresholds, result, args.split))
-    if dataset_named(args.dataset).is_task:  # your own task: the baselines make_task.py measured, beside the model
-        from task import baseline_note_of_run
-        if note := baseline_note_of_run(args.dataset, args.split, records):
-            print(note)
+    # your own task's loader (datasets/task.py) has this hook: the baselines make_task.py measured, beside the model
+    note_of_run = getattr(dataset_named(args.dataset).loader(), "baseline_note_of_run", None)
+    if note_of_run and (note := note_of_run(args.split, records)):
+        print(note)
     written = write_router(router, router_path(args, calib_path))
     print(f"router written to {relative(written)}: {route_command(written, args.dataset)} reads it")
     return 0

@@ -96,6 +96,11 @@ class TaskLoader:
         except KeyError:
             raise AttributeError("PROMPT_CLOSING") from None
 
+    def baseline_note_of_run(self, split: str, lines: list) -> str | None:
+        """The module's baseline_note_of_run for this task: the loader's hook, so that post 03's run.py (which
+        cannot import this later file) reaches it through the registry's loader. lines: ResultsLine of post 03."""
+        return baseline_note_of_run(self.label_file.stem, split, lines)
+
     def load_labels(self) -> LabelSet:
         """The task's label set (labels.read_label_file: the structure is checked). ValueError naming a problem."""
         return read_label_file(self.label_file, self.data["task"]["labels"], self.data["dataset"])

@@ -483,8 +483,8 @@ def command_env(command: Command) -> dict[str, str]:
     return {**env, **dataset_mirror(env)}
 
 
-def _run(command: Command, argv: list[str], workdir: Path, timeout: float) -> Outcome:
-    result = subprocess.run(argv, cwd=workdir, env=command_env(command), capture_output=True, text=True,
+def _run(command: Command, argv: list[str], workdir: Path, timeout: float, env: dict[str, str] | None = None) -> Outcome:
+    result = subprocess.run(argv, cwd=workdir, env=env or command_env(command), capture_output=True, text=True,
                             timeout=timeout, stdin=subprocess.DEVNULL)
     prefix = f"{workdir}{os.sep}"
     return Outcome(command, result.returncode, result.stdout.replace(prefix, ""), result.stderr.replace(prefix, ""),
@@ -492,8 +492,13 @@ def _run(command: Command, argv: list[str], workdir: Path, timeout: float) -> Ou
 
 
 def run_offline(command: Command, workdir: Path) -> Outcome:
-    """Run an offline command in workdir (a `workspace`) as the README shows it."""
-    return _run(command, [sys.executable, *command.argv[1:]], workdir, OFFLINE_TIMEOUT_S)
+    """Run an offline command in workdir (a `workspace`) as the README shows it: without the tests' LLAMA_URL
+    (unless the command sets it), as a reader types it, so a `next:` line that names LLAMA_URL when it is set
+    prints as the README shows it."""
+    env = command_env(command)
+    if "LLAMA_URL" not in dict(command.env):
+        env.pop("LLAMA_URL", None)
+    return _run(command, [sys.executable, *command.argv[1:]], workdir, OFFLINE_TIMEOUT_S, env)
 
 
 def with_option(args: tuple[str, ...], option: str, value: str) -> list[str]:

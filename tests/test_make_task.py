@@ -520,3 +520,6 @@ def test_a_runs_baseline_note_counts_its_answers_and_says_when_it_is_part_of_the
     assert baseline_note_of_run("mine", "calib", [line("error", False)]) is None
     assert baseline_note_of_run("mine", "calib", []) is None
     assert hasattr(ResultsLine, "is_answer")  # the attribute the note counts by
+    # the hook run.py and routes.py reach through the registry; the series' datasets have none
+    assert registry.DATASETS["mine"].loader().baseline_note_of_run("calib", part) == note
+    assert getattr(registry.DATASETS["banking77"].loader(), "baseline_note_of_run", None) is None
