@@ -49,6 +49,7 @@ import datetime
 import http.server
 import json
 import queue
+import signal
 import sys
 import threading
 import time
@@ -521,6 +522,11 @@ def port_number(text: str) -> int:
     return int(text)
 
 
+def stop_on_sigterm(signum, frame) -> None:
+    """SIGTERM stops the service as Ctrl-C does (KeyboardInterrupt in serve_forever)."""
+    raise KeyboardInterrupt
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--host", default=DEFAULT_HOST, help=f"address to listen on (default {DEFAULT_HOST}; "
@@ -565,10 +571,11 @@ def main() -> int:
     print(f"decision log: {relative(service.log.path)} (message text {'included' if args.log_text else 'left out'})")
     print(f"listening on http://{args.host}:{server.server_address[1]} (POST /route, GET /health, GET /router; "
           f"at most {MAX_BATCH} messages a request, {args.queue} requests waiting); Ctrl-C stops", flush=True)
+    signal.signal(signal.SIGTERM, stop_on_sigterm)
     try:
         server.serve_forever()
-    except KeyboardInterrupt:
-        print("\nstopped", file=sys.stderr)
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the requests already queued are answered, then it stops
+        print("\nstopping: answering the requests already queued", file=sys.stderr)
     finally:
         server.server_close()
         service.close()
