@@ -221,10 +221,17 @@ def print_route(message: str, routed: Routed, prompt: Prompt, router: Router) ->
 
 
 def add_route_arguments(parser: argparse.ArgumentParser) -> None:
-    """The messages, --dataset, --router, --other-model, --jsonl and --with-text."""
+    """The messages, add_router_arguments' three, --jsonl and --with-text."""
     parser.add_argument("messages", nargs="+", metavar="message",
                         help="customer messages; - alone reads them from standard input, one per line (empty "
                              "lines are skipped and counted)")
+    add_router_arguments(parser)
+    parser.add_argument("--jsonl", action="store_true", help="print one JSON object per message instead of the text")
+    parser.add_argument("--with-text", action="store_true", help="with --jsonl: put the message's text in its object")
+
+
+def add_router_arguments(parser: argparse.ArgumentParser) -> None:
+    """--dataset, --router and --other-model: which router file to route with, and whether another model may."""
     add_dataset_argument(parser)
     parser.add_argument("--router", type=Path, metavar="FILE",
                         help="the router file (default: yours, 03-where-confidence-comes-from/results/"
@@ -232,8 +239,6 @@ def add_route_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--other-model", action="store_true",
                         help="route even when the server runs another model than the router was fitted for "
                              "(a warning says the route means little)")
-    parser.add_argument("--jsonl", action="store_true", help="print one JSON object per message instead of the text")
-    parser.add_argument("--with-text", action="store_true", help="with --jsonl: put the message's text in its object")
 
 
 def messages_of(arguments: list[str], stdin) -> tuple[list[str], int]:

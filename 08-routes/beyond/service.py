@@ -66,9 +66,9 @@ from guard import KEPT
 from llama_http import (Client, ConnectionLost, ServerError, ServerLoading, ServerTimeout, ServerUnreachable,
                         exit_on_server_errors)
 from prompt import Prompt, load_prompt
-from registry import DATASETS, add_dataset_argument
-from route import (Routed, calibrated_of, check_model, check_router, jsonl_object, live_answer, relative,
-                   setup_lines)
+from registry import DATASETS
+from route import (Routed, add_router_arguments, calibrated_of, check_model, check_router, jsonl_object, live_answer,
+                   relative, setup_lines)
 from route_beyond import before_act
 from route_fitted import live_line
 from router_file import OWN_FOLDER, Router, default_router_path, read_router, route_of, sha256_of
@@ -532,13 +532,7 @@ def main() -> int:
     parser.add_argument("--host", default=DEFAULT_HOST, help=f"address to listen on (default {DEFAULT_HOST}; "
                         "another one lets other machines route through this service, without any key)")
     parser.add_argument("--port", type=port_number, default=DEFAULT_PORT, help=f"default {DEFAULT_PORT}")
-    add_dataset_argument(parser)
-    parser.add_argument("--router", type=Path, metavar="FILE",
-                        help="the router file (default: as route.py, yours in 03-where-confidence-comes-from/"
-                             "results/<dataset>-router.json, else the committed reference one)")
-    parser.add_argument("--other-model", action="store_true",
-                        help="route even when llama-server runs another model than the router was fitted for "
-                             "(a warning says the routes mean little)")
+    add_router_arguments(parser)  # --dataset, --router, --other-model: as route.py's
     parser.add_argument("--unsafe-no-gate", action="store_true",
                         help="UNSAFE: no gate before act; route as post 08's route.py does, so irreversible intents "
                              "are acted on without a confirmation and hostile or unusual messages can be acted on")
