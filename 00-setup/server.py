@@ -53,8 +53,8 @@ import series  # puts the post folders on sys.path
 from llama_http import (API_KEY_ENV, Client, ConnectionLost, Reply, ServerError, ServerLoading, ServerTimeout,
                         ServerUnreachable, exit_on_server_errors, server_command, server_url)
 from registry import DATASETS, add_dataset_argument, dataset_named
-from slot_cache import (NotSaved, SlotFile, Unusable, check_saved, prune, restore, save, server_key, sha256_of,
-                        slots_folder)
+from slot_cache import (NotSaved, SlotChanged, SlotFile, Unusable, check_saved, expected_slot_tokens, prune, restore,
+                        save, server_key, sha256_of, slots_folder)
 from typed_request import PromptText, probe
 
 # llama-cpp-python 0.3.36 vendors llama.cpp build 11312, commit 0c1e57098 (its CHANGELOG).
@@ -1304,8 +1304,9 @@ def warm(client: Client, record: dict, label: str = DEFAULT_DATASET, prompt: Pro
     reply = warm_up(client, prompt, slot=0)
     prefill_s = reply.wall_ms / 1000
     try:
-        saved = save(client, 0, slot_file, {"prefill_s": round(prefill_s, 1)})
-    except (ServerError, OSError) as error:
+        saved = save(client, 0, slot_file, {"prefill_s": round(prefill_s, 1)},
+                     expected_slot_tokens(reply.body.get("timings", {})))
+    except (ServerError, OSError, SlotChanged) as error:
         say(f"warning: the warmed slot could not be saved ({error}); the next start processes the prompt again")
         return Warmed("prefilled", label, None, reply.body.get("timings", {}).get("prompt_n", 0), 0, prefill_s=prefill_s,
                       why=why)

@@ -113,6 +113,10 @@ class Unusable(Exception):
     """A file for this key is there but must not be restored; the message says why."""
 
 
+class SlotChanged(Exception):
+    """The slot held other tokens than expected when it was saved: another client's request ran on it in between."""
+
+
 def check_saved(slot_file: SlotFile) -> dict:
     """The sidecar record of slot_file after checking that the file may be restored.
 
@@ -208,26 +212,45 @@ def write_sidecar(slot_file: SlotFile, record: dict) -> None:
     written.replace(slot_file.sidecar)
 
 
-def save(client: Client, slot: int, slot_file: SlotFile, details: dict | None = None) -> SlotTransfer:
+def save(client: Client, slot: int, slot_file: SlotFile, details: dict | None = None,
+         expected_tokens: range | None = None) -> SlotTransfer:
     """Save the slot to slot_file and write its sidecar; return what the server reports.
 
     The server writes to a temporary name first; the file is hashed, moved
     to its own name, and only then is the sidecar written (sidecar_record,
     with the server's save time and `details`), so a save cut short never
     leaves a file with a sidecar. The folder must be the server's
-    --slot-save-path. Raises ServerError when the server refuses, OSError
-    when the folder cannot be written.
+    --slot-save-path. expected_tokens: the token counts (n_saved) the slot
+    may hold, from the request that filled it (expected_slot_tokens); a
+    count outside it means another client's request ran on the slot since,
+    and its context would be saved under this prompt's name. Raises
+    SlotChanged then (nothing is written), ServerError when the server
+    refuses, OSError when the folder cannot be written.
     """
     partial = slot_file.path.with_name(f"{slot_file.path.stem}.saving-{os.getpid()}.bin")
     slot_file.sidecar.unlink(missing_ok=True)
     try:
         body = client.post(f"/slots/{slot}?action=save", {"filename": partial.name}).body
+        if expected_tokens is not None and body["n_saved"] not in expected_tokens:
+            raise SlotChanged(f"slot {slot} held {body['n_saved']:,} tokens, not the {expected_tokens.start:,} to "
+                              f"{expected_tokens.stop - 1:,} of the warm-up: another client's request ran on it")
         record = sidecar_record(slot_file, partial, body["n_saved"], {"save_ms": body["timings"]["save_ms"], **(details or {})})
         partial.replace(slot_file.path)
     finally:
         partial.unlink(missing_ok=True)
     write_sidecar(slot_file, record)
     return SlotTransfer(slot, body["n_saved"], body["n_written"], body["timings"]["save_ms"])
+
+
+def expected_slot_tokens(timings: dict) -> range | None:
+    """The token counts a slot holds right after a request with these timings (the server's "timings": cache_n,
+    prompt_n, predicted_n): its prompt's tokens, plus up to every generated one (llama-server keeps all but the
+    last: 670 prompt and 2 generated tokens saved 671 with the 0.5B model). None when the timings lack them."""
+    try:
+        prompt = timings["cache_n"] + timings["prompt_n"]
+        return range(prompt, prompt + timings["predicted_n"] + 1)
+    except (KeyError, TypeError):
+        return None
 
 
 def prune(slot_file: SlotFile) -> list[Path]:

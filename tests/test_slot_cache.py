@@ -11,12 +11,13 @@ import contextlib
 import dataclasses
 import json
 import os
+from pathlib import Path
 
 import pytest
 import server
 from llama_http import Client
-from slot_cache import (SLOTS_ENV, NotSaved, SlotFile, SlotKey, Unusable, check_saved, prune, sidecar_record,
-                        slots_folder, write_sidecar)
+from slot_cache import (SLOTS_ENV, NotSaved, SlotChanged, SlotFile, SlotKey, Unusable, check_saved,
+                        expected_slot_tokens, prune, save, sidecar_record, slots_folder, write_sidecar)
 from prompt import load_prompt
 from typed_request import TOP_LOGPROBS, request_settings, typed_messages
 
@@ -286,3 +287,30 @@ def test_the_warm_command_puts_the_prompt_back_into_the_test_server_from_its_sav
     result = run_script("00-setup/server.py", "warm", "banking77")
     assert result.returncode == 0, result.stderr
     assert "banking77 prompt: restored into slot 0 in " in result.stdout  # not processed again: restored
+
+
+def test_a_slot_another_request_ran_on_after_the_warm_up_is_not_saved(restarted):
+    # A second client's request on slot 0 between the warm-up and its save would be saved under the prompt's name
+    # (a card_help file once held 7,034 tokens of BANKING77's prompt): the count the warm-up left is checked first.
+    client, record, cold, _, _ = restarted
+    reply = server.warm_up(client, SHORT_BANKING77, slot=0)
+    expected = expected_slot_tokens(reply.body["timings"])
+    assert len(expected) >= 2 and expected.start > 600
+    client.post("/completion", {"prompt": "One, two, three,", "n_predict": 1, "id_slot": 0, "cache_prompt": True})
+    slot_file = SlotFile(Path(record["slots"]), "interleaved", MODEL, json_key(cold.file))
+    with pytest.raises(SlotChanged, match="another client's request ran on it"):
+        save(client, 0, slot_file, expected_tokens=expected)
+    assert not slot_file.path.exists() and not slot_file.sidecar.exists()
+    assert list(Path(record["slots"]).glob("*.saving-*")) == []
+    # the warm-up's own count passes: save right after it
+    reply = server.warm_up(client, SHORT_BANKING77, slot=0)
+    assert save(client, 0, slot_file, expected_tokens=expected_slot_tokens(reply.body["timings"])).tokens > 600
+    slot_file.path.unlink()
+    slot_file.sidecar.unlink()
+
+
+def test_the_expected_slot_tokens_run_from_the_prompt_to_every_generated_token():
+    assert expected_slot_tokens({"cache_n": 600, "prompt_n": 70, "predicted_n": 2}) == range(670, 673)
+    assert 671 in expected_slot_tokens({"cache_n": 0, "prompt_n": 670, "predicted_n": 2})  # measured: 671 saved
+    assert expected_slot_tokens({"prompt_n": 670}) is None and expected_slot_tokens({}) is None
+
