@@ -53,8 +53,9 @@ def load_fit_and_report(args: argparse.Namespace) -> tuple[Path, list[ResultsLin
     Returns (calib path, calib answers, path, answers) and prints one line
     naming each file, its model and its error lines. Raises as read_split does.
     """
-    calib = read_split("calib", args.calib, args.dataset, "--calib")
+    # The file named on the command line first: a missing --results is the error to see, not the default calib's.
     report = read_split(args.split, args.results, args.dataset, "--results")
+    calib = read_split("calib", args.calib, args.dataset, "--calib")
     check_fit_and_report(calib, report, getattr(args, "other_model", False), args.split)
     print(f"fit on    {describe(calib.path, calib.records, len(calib.errors))}")
     print(f"report on {describe(report.path, report.records, len(report.errors))}")

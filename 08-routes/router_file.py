@@ -282,13 +282,18 @@ def write_router(router: Router, path: Path) -> Path:
 def read_router(path: Path) -> Router:
     """The Router in a router file.
 
-    Raises FileNotFoundError when there is no file, and ValueError naming the
-    file when it is not one router object of this format version: not JSON,
+    Raises FileNotFoundError when there is no file (naming routes.py, which
+    writes one), and ValueError naming the file when it cannot be read or is
+    not one router object of this format version: not JSON,
     not an object, a field missing or unknown, another format version, or a
     field no fit can give (check_router).
     """
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise FileNotFoundError(f"no router file at {path}: python3 08-routes/routes.py writes one") from None
+    except OSError as error:
+        raise ValueError(f"{path} cannot be read as a router file ({error.strerror})") from None
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
         raise ValueError(f"{path} is not a router file: not JSON ({error})") from None
     if not isinstance(data, dict):

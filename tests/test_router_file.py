@@ -90,6 +90,20 @@ def test_a_corrupt_file_is_refused(tmp_path, text, words):
         read_router(path)
 
 
+def test_a_missing_or_unreadable_file_is_one_line_naming_what_writes_one(tmp_path):
+    with pytest.raises(FileNotFoundError, match="^no router file at .*missing.json: python3 08-routes/routes.py writes one$"):
+        read_router(tmp_path / "missing.json")
+    with pytest.raises(ValueError, match="cannot be read as a router file"):
+        read_router(tmp_path)  # a folder
+
+
+def test_route_py_names_a_missing_router_in_one_line(run_script, tmp_path):
+    result = run_script("08-routes/route.py", "--router", tmp_path / "missing.json", "where is my card?")
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [f"error: no router file at {tmp_path / 'missing.json'}: "
+                                                  "python3 08-routes/routes.py writes one"]
+
+
 def edited(fitted, tmp_path, **changes) -> Path:
     """The fitted router's file with some JSON fields changed (a None value removes the field)."""
     data = json.loads(router_json(fitted[3]))
