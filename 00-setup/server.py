@@ -1264,7 +1264,10 @@ def warm(client: Client, record: dict, label: str = DEFAULT_DATASET, prompt: Pro
     a CPU), the slot is saved (and files of older keys for this label and
     model deleted), and the other slots are restored from it. A stale,
     truncated or corrupt file is not restored: one warning line, the
-    prefill, and the new save replaces it. A failed save is a warning too
+    prefill, and the new save replaces it. So is a file whose context the
+    probe shares less than the system prompt with (one saved under this key
+    before saves were checked): the slot the probe left is saved over it. A
+    failed save is a warning too
     (the next start processes the prompt again). Prints each step with its
     time; returns a Warmed. A server started without a slot folder is only
     probed. Raises ServerUnfit as the probe does.
@@ -1279,6 +1282,7 @@ def warm(client: Client, record: dict, label: str = DEFAULT_DATASET, prompt: Pro
     key = server_key(client, model_sha256(Path(record["model_path"])), prompt.sha256)
     slot_file = SlotFile(Path(record["slots"]), label, record["model"], key)
     started = time.perf_counter()
+    why = None
     try:
         check_saved(slot_file)
         check_ms = (time.perf_counter() - started) * 1000
@@ -1292,17 +1296,27 @@ def warm(client: Client, record: dict, label: str = DEFAULT_DATASET, prompt: Pro
     except ServerError as error:
         why = f"the server refused {slot_file.path.name} ({error})"
         say(f"warning: {label} prompt not restored: {why}; processing the prompt instead, and the file is replaced")
-    else:
+    if why is None:
         say(f"{label} prompt: restored into slot 0 in {first.ms:.0f} ms from {slot_file.path} ({first.tokens:,} tokens, "
             f"{first.bytes / 1e6:.1f} MB; sidecar and sha256 checked in {check_ms:.0f} ms)")
         others = restore_others(client, slot_file, key.slots)
         reply = probe(client, prompt, slot=0)
-        say(f"probe: {reply.body.get('timings', {}).get('prompt_n', '?')} new prompt tokens in {reply.wall_ms:.0f} ms; "
+        timings = reply.body.get("timings", {})
+        say(f"probe: {timings.get('prompt_n', '?')} new prompt tokens in {reply.wall_ms:.0f} ms; "
             "the server gives typed answers with logprobs")
-        return Warmed("restored", label, slot_file.path, first.tokens, first.bytes, check_ms, (first.ms, *others),
-                      probe_ms=reply.wall_ms)
-    reply = warm_up(client, prompt, slot=0)
-    prefill_s = reply.wall_ms / 1000
+        system_tokens = len(client.tokenize(prompt.system))
+        if timings.get("cache_n", system_tokens) >= system_tokens:
+            return Warmed("restored", label, slot_file.path, first.tokens, first.bytes, check_ms, (first.ms, *others),
+                          probe_ms=reply.wall_ms)
+        # A file saved before the token check (or by hand) can hold another prompt's context under this key:
+        # the probe then shares less than the system prompt with it, and has just processed the prompt anyway.
+        why = (f"{slot_file.path.name} held another context ({first.tokens:,} tokens; the probe reused "
+               f"{timings.get('cache_n', 0):,} of the {system_tokens:,}-token system prompt)")
+        say(f"warning: {why}; the slot the probe left is saved in its place")
+        prefill_s = reply.wall_ms / 1000
+    else:
+        reply = warm_up(client, prompt, slot=0)
+        prefill_s = reply.wall_ms / 1000
     try:
         saved = save(client, 0, slot_file, {"prefill_s": round(prefill_s, 1)},
                      expected_slot_tokens(reply.body.get("timings", {})))

@@ -281,6 +281,20 @@ def test_a_file_the_server_refuses_is_prefilled_and_replaced(restarted):
     assert candidates(client, SHORT_BANKING77)[0] == after_warm_up
 
 
+def test_a_file_holding_another_context_under_the_key_is_replaced_by_the_slot_the_probe_left(restarted):
+    # Saves before the token check could put another prompt's context under a key (card_help's file once held
+    # 7,034 tokens); the sidecar and sha256 are then right, so only the probe's reuse of the prompt can tell.
+    client, record, cold, _, _ = restarted
+    slot_file = SlotFile(cold.file.parent, "banking77", MODEL, json_key(cold.file))
+    client.post("/completion", {"prompt": "One, two, three,", "n_predict": 1, "id_slot": 0, "cache_prompt": True})
+    assert save(client, 0, slot_file).tokens < 30
+    warmed = server.warm(client, record, "banking77", SHORT_BANKING77)
+    assert warmed.how == "prefilled" and "held another context" in warmed.why
+    assert warmed.tokens > 600 and check_saved(slot_file)["tokens"] == warmed.tokens
+    again = server.warm(client, record, "banking77", SHORT_BANKING77)
+    assert again.how == "restored" and again.why == ""
+
+
 def test_the_warm_command_puts_the_prompt_back_into_the_test_server_from_its_saved_slot(client, run_script):
     record = server.running(client.port)
     assert record and record.get("slots"), "the test server was not started by this version of 00-setup/server.py"
