@@ -125,7 +125,8 @@ class Thresholds:
     highest precision on calib (the most answers among equals), to say how far
     an unreachable target is. eligible: calib answers the thresholds were fitted
     on (status ok, code not out of scope). out_of_scope: codes that always
-    hand over (none for BANKING77).
+    hand over (none for BANKING77). floor: the cut refused as t_act because it
+    keeps every eligible calib answer (at_the_floor), None otherwise.
     """
 
     target: float
@@ -135,6 +136,7 @@ class Thresholds:
     best_act: SweepPoint
     eligible: int
     out_of_scope: frozenset[str] = field(default_factory=frozenset)
+    floor: SweepPoint | None = None
 
     @property
     def t_act(self) -> float | None:
@@ -159,6 +161,10 @@ class Thresholds:
 
     def why_no_act(self) -> str:
         """Why there is no act route, in one clause after 'none: '."""
+        if self.floor is not None:
+            return (f"acting on all {self.floor.kept} calib answers already reaches {percent(self.target)} "
+                    f"({percent(self.floor.accuracy)}), so calib cannot tell an answer to act on from one not to; "
+                    "give more calib messages or a higher --target")
         best = self.best_act
         return (f"no threshold reaches {percent(self.target)} precision on calib (best: {percent(best.accuracy)}, "
                 f"{best.hits} of {best.kept} right at >= {best.threshold:.3f})")
@@ -187,6 +193,12 @@ def fit_inputs(calib: list[ResultsLine], calibrate: Calibrator, target: float, a
     return answers, calibrated
 
 
+def at_the_floor(cut: SweepPoint | None, eligible_answers: int) -> bool:
+    """Whether an act cut keeps every eligible calib answer: its threshold is at or below the lowest calibrated
+    confidence, so it would act on anything, however unlike calib (a greeting, an order in plain words)."""
+    return cut is not None and cut.kept >= eligible_answers
+
+
 def best_cut(points: list[tuple[float, bool]]) -> SweepPoint:
     """The cut with the highest accuracy (the most points among equals): how far an unreachable target is."""
     return max(cuts(points), key=lambda cut: (cut.accuracy, cut.kept))
@@ -208,6 +220,8 @@ def fit_thresholds(calib: list[ResultsLine], calibrate: Calibrator, target: floa
     selective-classification rule of keeping the largest coverage whose
     precision reaches the target (Geifman and El-Yaniv 2017, "Selective
     classification for deep neural networks", fitted here on plain counts).
+    A t_act that keeps every calib answer (at_the_floor) is no threshold:
+    there is then no act route, and Thresholds.floor says why.
     t_ask = fit_ask: lowest_cut of (calibrated confidence, right in top two)
     at `ask_target`, over the answers not acted on only. Answers without a
     code or with an out-of-scope code always hand over, so they take no part
@@ -217,9 +231,12 @@ def fit_thresholds(calib: list[ResultsLine], calibrate: Calibrator, target: floa
     answers, calibrated = fit_inputs(calib, calibrate, target, ask_target, out_of_scope)
     points = list(zip(calibrated, [r.correct for r in answers]))
     act = lowest_cut(points, target)
+    floor = act if at_the_floor(act, len(answers)) else None
+    if floor is not None:
+        act = None
     acted = [act is not None and c >= act.threshold for c in calibrated]
     return Thresholds(target, ask_target, act, fit_ask(answers, calibrated, acted, ask_target), best_cut(points),
-                      len(answers), out_of_scope)
+                      len(answers), out_of_scope, floor)
 
 
 def route_all(records: list[ResultsLine], calibrate: Calibrator, thresholds: Thresholds) -> list[str]:
@@ -423,6 +440,9 @@ def print_outcome(result: RouteReport, thresholds: Thresholds) -> None:
 
 def closing_line(thresholds: Thresholds, result: RouteReport, split: str) -> str:
     """The one number of the post: the share of `split` acted on and at what precision, or why nothing was."""
+    if thresholds.floor is not None:
+        return (f"acted on 0.0% of {split} answers: {percent(thresholds.target)} is reached on calib only by acting "
+                "on every answer, which is no threshold (more calib messages or a higher --target)")
     if thresholds.act is None:
         return (f"acted on 0.0% of {split} answers: {percent(thresholds.target)} precision is out of reach "
                 f"on calib (best {percent(thresholds.best_act.accuracy)})")

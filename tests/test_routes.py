@@ -54,12 +54,34 @@ def test_cuts_count_the_answers_at_or_above_each_distinct_value():
     (1.0, 0.8, 2, 2),    # 2/2 at 0.8; 2/3 at 0.7 falls short
     (0.8, 0.5, 5, 4),    # 4/5 = 0.80 at 0.5 reaches it, although 0.7 (0.67) and 0.6 (0.75) do not
     (0.75, 0.5, 5, 4),   # 0.6 (0.75) reaches it too, but 0.5 is lower and also reaches it
-    (0.6, 0.4, 6, 4),    # 4/6 = 0.67 >= 0.6: everything acts
 ])
 def test_act_threshold_is_the_lowest_value_whose_precision_reaches_the_target(target, t_act, answers, right):
     thresholds = fit_thresholds(SIX, IDENTITY, target=target)
     assert thresholds.t_act == t_act
     assert (thresholds.act.kept, thresholds.act.hits) == (answers, right)
+
+
+@pytest.mark.parametrize("target", [0.6, 0.5])
+def test_a_target_reached_only_by_acting_on_every_calib_answer_gives_no_act_route(target):
+    # 4/6 = 0.67 at 0.4, the lowest confidence: the lowest cut reaching 0.6 (or 0.5) keeps all six answers,
+    # although 0.5 (4/5) reaches it too. A threshold at the floor acts on anything: no act route.
+    thresholds = fit_thresholds(SIX, IDENTITY, target=target)
+    assert thresholds.act is None and thresholds.t_act is None
+    assert (thresholds.floor.threshold, thresholds.floor.kept, thresholds.floor.hits) == (0.4, 6, 4)
+    assert "acting on all 6 calib answers already reaches" in thresholds.why_no_act()
+    assert "more calib messages or a higher --target" in thresholds.why_no_act()
+    assert all(route != "act" for route in route_all(SIX, IDENTITY, thresholds))
+    assert route_of(answer(1.0, True), 1.0, thresholds) != "act"                 # not even at confidence 1.0
+    # one step up, the lowest cut keeps fewer than all: an act route again
+    assert fit_thresholds(SIX, IDENTITY, target=0.8).t_act == 0.5
+
+
+def test_every_calib_answer_at_one_confidence_gives_no_act_route_even_when_all_are_right():
+    same = [answer(0.7, True)] * 4
+    thresholds = fit_thresholds(same, IDENTITY, target=0.985)
+    assert thresholds.act is None and thresholds.floor.kept == 4
+    assert closing_line(thresholds, report(same, route_all(same, IDENTITY, thresholds)), "test").startswith(
+        "acted on 0.0% of test answers: 98.5% is reached on calib only by acting on every answer")
 
 
 def test_an_unreachable_target_gives_no_act_route_instead_of_a_crash():
@@ -105,10 +127,11 @@ def test_without_an_act_route_every_answer_can_be_asked():
 
 
 def test_no_code_and_out_of_scope_codes_always_hand_over():
-    records = [answer(0.9, True), answer(0.9, True, code="B-A"), answer(0.0, False, status="invalid")]
-    thresholds = fit_thresholds(records, IDENTITY, target=0.5, out_of_scope={"B-A"})
-    # only the first answer is eligible: 1/1 at 0.9
-    assert thresholds.eligible == 1 and thresholds.t_act == 0.9
+    records = [answer(0.9, True), answer(0.9, True, code="B-A"), answer(0.0, False, status="invalid"),
+               answer(0.2, False)]
+    thresholds = fit_thresholds(records, IDENTITY, target=0.6, out_of_scope={"B-A"})
+    # only the first and last answers are eligible: 1/1 at 0.9, 1/2 at 0.2
+    assert thresholds.eligible == 2 and thresholds.t_act == 0.9
     assert route_of(records[1], 1.0, thresholds) == "hand_over"             # out of scope, however sure
     assert route_of(records[2], 1.0, thresholds) == "hand_over"             # no code, whatever the calibrated value
     assert route_of(records[0], 1.0, thresholds) == "act"
@@ -136,7 +159,8 @@ def test_report_counts_by_hand():
 def test_report_counts_out_of_scope_messages_by_route():
     records = [answer(0.9, True), replace(answer(0.9, False), gold_code="K-A"),
                replace(answer(0.9, True, code="K-A"), gold_code="K-A")]
-    thresholds = fit_thresholds(records, IDENTITY, target=0.5, out_of_scope={"K-A"})
+    # fitted with one wrong answer below them, so that acting at 0.9 (1/2) is not acting on every calib answer
+    thresholds = fit_thresholds(records + [answer(0.2, False)], IDENTITY, target=0.5, out_of_scope={"K-A"})
     routes = route_all(records, IDENTITY, thresholds)
     # the in-scope answer A-A to an out-of-scope message is acted on: a wrong action
     assert routes == ["act", "act", "hand_over"]

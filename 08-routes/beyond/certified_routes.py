@@ -110,7 +110,7 @@ def fit_certified(calib: list[ResultsLine], calibrate: Calibrator, target: float
     act = certification.point
     acted = [act is not None and score >= act.threshold for score in raw]
     return CertifiedThresholds(target, ask_target, act, fit_ask(answers, calibrated, acted, ask_target),
-                               best_cut(list(zip(calibrated, corrects))), len(answers), out_of_scope, certification)
+                               best_cut(list(zip(calibrated, corrects))), len(answers), out_of_scope, certification=certification)
 
 
 def fit_rule(calib: list[ResultsLine], calibrate: Calibrator, target: float = TARGET, ask_target: float = ASK_TARGET,
