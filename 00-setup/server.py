@@ -859,14 +859,18 @@ def free_port() -> int:
 
 def start_server(model_name: str, host: str = "127.0.0.1", timeout_s: float = 300.0,
                  parallel: int = PARALLEL, context_per_slot: int = CONTEXT_PER_SLOT,
-                 url: str | None = None, slots: Path | None = None, amx: bool | None = None) -> dict:
+                 url: str | None = None, slots: Path | None = None, amx: bool | None = None,
+                 amx_unchecked: bool = False) -> dict:
     """Build and install if needed, start llama-server, wait on /health; return its pid record.
 
     amx: start the AMX build (build_server; None: as amx_wanted() says, off
     by default). Its first start checks it (check_amx) after the first
     answer; where it dies on its first request or the check fails, that is
     recorded in its stamp, one line says so, and the AMX-off build is
-    started instead.
+    started instead. amx_unchecked: start the AMX binary already built,
+    whatever its stamp says, with no check and nothing recorded: for
+    measuring it (benchmark.py), never for answers a script relies on.
+    Raises SetupError when there is no AMX binary to start.
 
     The server listens on host (127.0.0.1 unless asked otherwise) at the port
     of url (default: LLAMA_URL), with `parallel` slots of context_per_slot
@@ -881,7 +885,10 @@ def start_server(model_name: str, host: str = "127.0.0.1", timeout_s: float = 30
     client = Client(url or server_url())
     url = client.url  # printed and recorded without any user info of LLAMA_URL
     port = client.port
-    binary = build_server(amx=amx)
+    if amx_unchecked and not AMX_SERVER_BIN.exists():
+        raise SetupError(f"no AMX build at {AMX_SERVER_BIN} to measure: python3 00-setup/server.py build --amx "
+                         "builds it, on a CPU with AMX")
+    binary = AMX_SERVER_BIN if amx_unchecked else build_server(amx=amx)
     model_path = install_model(model_name)
     alias = model_path.stem
     record = running(port)
@@ -940,7 +947,7 @@ def start_server(model_name: str, host: str = "127.0.0.1", timeout_s: float = 30
         stop_server(port)
         raise SetupError(f"llama-server did not get ready: {error}; see {log}") from None
     say(f"llama-server is ready at {url} with {alias} (started and loaded in {time.monotonic() - started:.1f} s)")
-    if binary != AMX_SERVER_BIN:
+    if binary != AMX_SERVER_BIN or amx_unchecked:
         first_answer(client, process, log, binary, alias)
         return record
     try:

@@ -45,7 +45,8 @@ from labels import spread
 from llama_http import Client, exit_on_server_errors
 from prompt import load_prompt
 from registry import DATASETS, dataset_named
-from server import DEFAULT_DATASET, DEFAULT_MODEL, SetupError, Warmed, free_port, start_server, stop_server, warm
+from server import (AMX_SERVER_BIN, DEFAULT_DATASET, DEFAULT_MODEL, SetupError, Warmed, free_port, read_stamp,
+                    start_server, stop_server, warm)
 from throughput import measure, p95
 from typed_request import probe
 
@@ -60,8 +61,10 @@ def load_average() -> str:
         return "unknown"
 
 
-def timed_start(model: str, parallel: int, port: int, slots: Path, dataset: str) -> tuple[float, float, Warmed, str]:
-    """Start llama-server on port with the slot folder `slots` and warm it with dataset's prompt.
+def timed_start(model: str, parallel: int, port: int, slots: Path, dataset: str,
+                amx_unchecked: bool = False) -> tuple[float, float, Warmed, str]:
+    """Start llama-server on port with the slot folder `slots` and warm it with dataset's prompt (the AMX build,
+    unchecked, with amx_unchecked: server.start_server).
 
     Returns (seconds to load, seconds from launch to the end of the warm-up,
     what the warm-up did, the lines server.py printed: kept out of the
@@ -73,7 +76,7 @@ def timed_start(model: str, parallel: int, port: int, slots: Path, dataset: str)
     lines = io.StringIO()
     try:
         with contextlib.redirect_stdout(lines):
-            record = start_server(model, parallel=parallel, url=url, slots=slots)
+            record = start_server(model, parallel=parallel, url=url, slots=slots, amx_unchecked=amx_unchecked)
             loaded = time.monotonic() - started
             warmed = warm(Client(url), record, dataset)
     except BaseException:
@@ -89,11 +92,14 @@ def own_server_starts(args) -> tuple[int, list[str]]:
     print(f"starting llama-server on port {port} with an empty slot folder: the cold start processes the "
           "system prompt once, which takes minutes on a CPU", flush=True)
     with tempfile.TemporaryDirectory(prefix="typed-decisions-slots-") as folder:
-        load, cold, first, _ = timed_start(args.model, args.parallel, port, Path(folder), args.dataset)
+        load, cold, first, _ = timed_start(args.model, args.parallel, port, Path(folder), args.dataset,
+                                           args.amx_unchecked)
         stop_server(port)
-        load_again, restored, second, printed = timed_start(args.model, args.parallel, port, Path(folder), args.dataset)
+        load_again, restored, second, printed = timed_start(args.model, args.parallel, port, Path(folder), args.dataset,
+                                                            args.amx_unchecked)
+    build = "the AMX build, unchecked" if args.amx_unchecked else "AMX off"
     lines = [f"start of a server with {args.parallel} slot{'s' if args.parallel > 1 else ''} "
-             f"(own server on port {port}, empty slot folder at first)",
+             f"(own server on port {port}, {build}, empty slot folder at first)",
              f"  cold      {cold:7.1f} s = load {load:.1f} s + prompt processed {first.prefill_s:.1f} s "
              f"+ saved {first.save_ms / 1000:.2f} s ({first.tokens:,} tokens, {first.bytes / 1e6:.1f} MB)"
              + (f" + other slots restored {' + '.join(f'{ms:.0f}' for ms in first.restore_ms)} ms"
@@ -117,7 +123,13 @@ def main() -> int:
                         help="start a server of our own on a free port, cold then restored, and time both")
     parser.add_argument("--model", default=DEFAULT_MODEL, help=f"with --own-server: the model (default: {DEFAULT_MODEL})")
     parser.add_argument("--parallel", type=int, default=1, help="with --own-server: its slots (default: 1)")
+    parser.add_argument("--amx-unchecked", action="store_true",
+                        help="with --own-server: start the AMX build (00-setup/server.py build --amx) even where its "
+                             "check refused it, to time it; its answers may differ from AMX off, and the check's "
+                             "recorded difference is printed (measurement only)")
     args = parser.parse_args()
+    if args.amx_unchecked and not args.own_server:
+        parser.error("--amx-unchecked needs --own-server")
     if args.requests < 1 or args.top_logprobs < 0 or args.parallel < 1 or (args.concurrent or 1) < 1:
         parser.error("--requests, --parallel and --concurrent must be 1 or more and --top-logprobs 0 or more")
     dataset = dataset_named(args.dataset)
@@ -158,6 +170,12 @@ def report(client: Client, dataset, args, before: str, start_lines: list[str]) -
     print(f"machine: {os.cpu_count()} CPU cores; load average (1 min) {before} before, {load_average()} after\n")
     for line in start_lines:
         print(line)
+    if getattr(args, "amx_unchecked", False):
+        check = read_stamp(AMX_SERVER_BIN).get("amx_checks", {}).get(info["model"])
+        print(f"  the AMX build's check against AMX off with {info['model']}: "
+              + (f"{'passed' if check['passed'] else 'refused'}, largest logprob difference "
+                 f"{check['max_difference']:.4f} nats, {'same' if check['same_tokens'] else 'different'} greedy "
+                 "tokens" if check else "not run yet (00-setup/server.py start --amx runs it)"))
     if start_lines:
         print()
     print(f"per typed request, 1 in flight ({len(clean)} of {len(texts)} messages answered in one request):")
