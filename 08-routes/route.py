@@ -197,7 +197,8 @@ def describe_thresholds(thresholds) -> str:
     """The thresholds in one line: act and ask, or 'none' with the reason. thresholds: a Router, or routes.py's
     Thresholds (anything with t_act, t_ask and target)."""
     t = thresholds
-    act = (f"act >= {t.t_act:.3f}" if t.t_act is not None else f"act none ({100 * t.target:.1f}% precision out of reach)")
+    act = (f"act >= {t.t_act:.3f}" if t.t_act is not None else
+           f"act none (no threshold of calib gives {100 * t.target:.1f}% precision)")
     ask = f"ask >= {t.t_ask:.3f}" if t.t_ask is not None else "ask none"
     return f"{act}, {ask}"
 

@@ -6,8 +6,10 @@
     python3 datasets/make_task.py my_task ... --irreversible close_account   # confirmed, never acted on
 
 labels.csv has the header label,description (a row per label, the description
-one line on what the label is used for) or label,description,group (your own
-groups). messages.csv, and test.csv if you keep test messages apart, have the
+one line on what the label is used for), label,description,group (your own
+groups), and either with a kind column last: what acting on the label does
+(inform, change or irreversible; 08-routes/beyond/harm.py). Without it, every
+label is a change, the safe default. messages.csv, and test.csv if you keep test messages apart, have the
 header text,label. Both are UTF-8; quote a field that holds a comma.
 
 It writes tasks/<name>/ (or $TYPED_DECISIONS_TASKS/<name>/): the label file
@@ -78,7 +80,7 @@ from prompt import build_prompt
 from registry import DATASETS, HERE, tasks_dir
 from saved_answers import OWN_RESULTS
 from script_exit import exit_on_bad_input
-from task import BASELINE_NAMES, MESSAGES, TEST, read_csv, read_messages
+from task import ACTION_KINDS, BASELINE_NAMES, MESSAGES, SAFE_ACTION, TEST, read_csv, read_messages
 
 EXAMPLES = 5          # per label in the prompt, as the series does
 CALIBRATION = 10      # per label at least, as the series does...
@@ -91,7 +93,8 @@ LINEAR_MAX_LABELS = 26  # one group; its fit and scoring cost grows with the lab
 CLOSINGS = ("none", "example")
 MAX_LABEL = 60        # characters of a label name
 NAME = re.compile(r"[a-z][a-z0-9_]{0,39}")
-LABEL_HEADERS = (["label", "description"], ["label", "description", "group"])
+LABEL_HEADERS = (["label", "description"], ["label", "description", "group"], ["label", "description", "kind"],
+                 ["label", "description", "group", "kind"])
 INSTRUCTIONS = (
     "You sort messages into the labels listed below. Each message gets exactly one label{none}. Answer with the "
     "code of that label and nothing else: the group letter, a hyphen and the label letter{example}.")
@@ -105,6 +108,7 @@ class LabelRow:
     description: str
     group: str = ""
     stripped: str = ""  # what read_labels removed from the start of the description: the label's own name
+    kind: str = SAFE_ACTION  # what acting on it does (task.ACTION_KINDS), from the kind column
 
 
 @dataclass
@@ -151,8 +155,9 @@ def own_name_prefix(name: str, description: str) -> str:
 
 
 def read_labels(path: Path) -> list[LabelRow]:
-    """The rows of a labels file (label,description[,group]); ValueError for a duplicate label, a name the prompt
-    cannot hold, an empty or multi-line description, or (with a group column) an empty group. A description
+    """The rows of a labels file (label,description[,group][,kind]); ValueError for a duplicate label, a name the
+    prompt cannot hold, an empty or multi-line description, (with a group column) an empty group, or (with a kind
+    column) a kind that is not one of task.ACTION_KINDS (without it, every label is SAFE_ACTION). A description
     that starts with its label's name loses that start (own_name_prefix; LabelRow.stripped keeps it)."""
     header, rows = read_csv(path, LABEL_HEADERS, "the labels")
     labels, seen = [], set()
@@ -166,11 +171,15 @@ def read_labels(path: Path) -> list[LabelRow]:
         description = description[len(stripped):]
         if not description or "\n" in row[1].strip() or printable(row[1]) != row[1]:
             raise ValueError(f"{path}: the label {name!r} has no description, or one that is not a single line")
-        group = row[2].strip() if len(header) == 3 else ""
-        if len(header) == 3 and not group:
+        group = row[header.index("group")].strip() if "group" in header else ""
+        if "group" in header and not group:
             raise ValueError(f"{path}: the label {name!r} has no group")
+        kind = row[header.index("kind")].strip() if "kind" in header else SAFE_ACTION
+        if kind not in ACTION_KINDS:
+            raise ValueError(f"{path}, line {line}: the label {name!r} has the kind {printable(kind)!r}; expected "
+                             f"{', '.join(ACTION_KINDS)} (what acting on it does)")
         seen.add(name)
-        labels.append(LabelRow(name, description, group, stripped.strip()))
+        labels.append(LabelRow(name, description, group, stripped.strip(), kind))
     if len(labels) < 2:
         raise ValueError(f"{path} lists {len(labels)} label(s): a decision needs at least 2")
     return labels
@@ -365,11 +374,12 @@ def make_task(name: str, labels_path: Path, messages_path: Path, test_path: Path
     every file of the task.
 
     calib: the calibration split's size (None: default_calibration). closing:
-    the prompt's last line, "none" or "example" (closing_line). irreversible:
-    labels whose action cannot be undone; the label file marks them
-    "irreversible": true, as banking77.json marks terminate_account, so that
-    08-routes/beyond/route_beyond.py asks to confirm them instead of acting
-    (typicality.irreversible_intents). Nothing is written here (write_task
+    the prompt's last line, "none" or "example" (closing_line). Each label's
+    "action" in the label file is its kind column's (read_labels; without it
+    SAFE_ACTION, a change), as banking77.json marks its intents; irreversible:
+    labels whose action cannot be undone, marked "irreversible" whatever their
+    kind, so that 08-routes/beyond/route_beyond.py asks to confirm them
+    instead of acting (harm.py). Nothing is written here (write_task
     does it). Raises ValueError with one sentence for every bad input the
     module docstring lists, and for a calib below 20 or above the messages the
     examples leave; OSError for a file that cannot be read.
@@ -388,6 +398,7 @@ def make_task(name: str, labels_path: Path, messages_path: Path, test_path: Path
         raise ValueError(f"{len(labels)} labels do not fit the codes: at most {len(LETTERS)} groups of at most "
                          f"{len(LETTERS)} labels each ({len(LETTERS) ** 2} labels)")
     known = {label.name for label in labels}
+    kinds = {label.name: label.kind for label in labels}
     if out_of_scope is not None and out_of_scope not in known:
         raise ValueError(f"--out-of-scope {out_of_scope!r} is not a label of {labels_path}")
     if unknown := sorted(set(irreversible) - known):
@@ -489,7 +500,7 @@ def make_task(name: str, labels_path: Path, messages_path: Path, test_path: Path
             "groups": [{"letter": g.letter, "name": g.name,
                         "intents": [{"letter": i.letter, "intent": i.name, "description": i.description,
                                      "examples": list(i.examples),
-                                     **({"irreversible": True} if i.name in irreversible else {})}
+                                     "action": "irreversible" if i.name in irreversible else kinds[i.name]}
                                     for i in g.intents]} for g in groups],
             "calibration": {"seed": seed, "per_label": per_label, "rows": calibration_rows},
             **({} if test_path else {"test": {"rows": test_rows}})}

@@ -28,6 +28,12 @@ MESSAGES, TEST = "messages.csv", "test.csv"
 HEADER = ["text", "label"]
 
 
+# What acting on a label does (08-routes/beyond/harm.py): answers only, changes something that can be changed back,
+# or cannot be undone. A label file's intents carry it as "action"; an unmarked one is the safe default, a change.
+ACTION_KINDS = ("inform", "change", "irreversible")
+SAFE_ACTION = "change"
+
+
 def read_csv(path: Path, headers: tuple[list[str], ...], what: str) -> tuple[list[str], list[list[str]]]:
     """(header, data rows) of a UTF-8 CSV file (a byte-order mark is allowed) whose first row is one of `headers`.
 

@@ -523,3 +523,37 @@ def test_a_runs_baseline_note_counts_its_answers_and_says_when_it_is_part_of_the
     # the hook run.py and routes.py reach through the registry; the series' datasets have none
     assert registry.DATASETS["mine"].loader().baseline_note_of_run("calib", part) == note
     assert getattr(registry.DATASETS["banking77"].loader(), "baseline_note_of_run", None) is None
+
+
+def test_a_kind_column_marks_each_label_s_action_and_without_it_every_label_is_a_change(tmp_path, monkeypatch):
+    import registry
+    sys.path.insert(0, str(ROOT / "08-routes" / "beyond"))
+    from harm import intent_kinds
+    _, messages = synthetic(tmp_path, 3, per_label=120)
+    kinds = {"label_0": "inform", "label_1": "change", "label_2": "irreversible"}
+    with_kind = write_csv(tmp_path / "kinds.csv", ["label", "description", "kind"],
+                          [[name, f"what {name} is for", kind] for name, kind in kinds.items()])
+    made = make_task("mine", with_kind, messages)
+    write_task(made, tmp_path / "tasks" / "mine")
+    monkeypatch.setitem(registry.DATASETS, "mine", Dataset("mine", tmp_path / "tasks" / "mine"))
+    assert intent_kinds("mine") == kinds
+    without = make_task("mine", synthetic(tmp_path, 3, per_label=120)[0], messages)
+    marked = [i["action"] for g in json.loads(without.files["mine.json"])["groups"] for i in g["intents"]]
+    assert marked == ["change"] * 3
+    # the kind changes no prompt, and --irreversible marks a label irreversible whatever its kind
+    assert made.files["mine.prompt.txt"] == without.files["mine.prompt.txt"]
+    stricter = make_task("mine", with_kind, messages, irreversible=("label_0",))
+    assert [i["action"] for g in json.loads(stricter.files["mine.json"])["groups"] for i in g["intents"]][0] == \
+        "irreversible"
+
+
+def test_a_kind_column_with_another_kind_is_refused_in_one_line_and_nothing_is_written(tmp_path, run_script):
+    _, messages = synthetic(tmp_path, 2, per_label=160)
+    labels = write_csv(tmp_path / "kinds.csv", ["label", "description", "kind"],
+                       [["label_0", "what label_0 is for", "inform"], ["label_1", "what label_1 is for", "delete"]])
+    tasks = tmp_path / "tasks"
+    done = run_script(SCRIPT, "mine", "--labels", labels, "--messages", messages,
+                      env={"TYPED_DECISIONS_TASKS": str(tasks)})
+    assert done.returncode == 2 and len(done.stderr.splitlines()) == 1
+    assert "the label 'label_1' has the kind 'delete'; expected inform, change, irreversible" in done.stderr
+    assert not tasks.exists()

@@ -19,18 +19,22 @@ import sys
 import threading
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 import server as setup_server
 import service
 from fake_server import FakeServer, fake_llama, reply_body, step
+from harm import CHANGE_TARGET, HarmRule
 from llama_http import Client
 from prompt import load_prompt
 from route import JSONL_FIELDS
 from router_file import default_router_path, read_router, sha256_of, text_sha256
+from routes import fit_thresholds
 from saved_answers import read_split
 from service import (DecisionLog, RequestError, RoutingService, fit_safety_gate, make_server, messages_of_request)
+from test_routes import IDENTITY, answer
 
 ROOT = Path(__file__).resolve().parents[1]
 JSON = "application/json"
@@ -268,6 +272,29 @@ def test_a_bug_in_the_service_answers_500_in_json_and_the_service_goes_on(router
             second = post(address, {"message": "where is my card?"})
     assert first[0] == second[0] == 500 and "KeyError" in first[2]["error"]["message"]
     assert "Traceback" not in first[2]["error"]["message"] and log_lines(tmp_path) == []
+
+
+def test_a_change_below_t_change_is_asked_about_not_acted_on(router_parts, tmp_path):
+    # C-F (transaction_charged_twice, a change) at confidence 1.0 acts with the reference router's t_change (1.0);
+    # with no t_change (every calib answer at one confidence: the floor) the same answer is asked about.
+    router, path, prompt, safety = router_parts
+    assert safety.harm.kind("transaction_charged_twice") == "change" and safety.harm.change.t_act == 1.0
+    no_change = HarmRule(safety.harm.kinds, fit_thresholds([answer(1.0, True)] * 5, IDENTITY, CHANGE_TARGET))
+    with FakeServer(fake_llama()) as fake:
+        svc = fake_service((router, path, prompt, replace(safety, harm=no_change)), fake.url, tmp_path)
+        with serving(svc) as address:
+            status, _, body = post(address, {"message": "I was charged twice for the same coffee"})
+    (row,) = body["routes"]
+    assert status == 200 and row["code"] == "C-F" and row["route"] == "ask"
+    assert row["before_act"].startswith("change: transaction_charged_twice changes the account")
+    assert row["question"] and row["hand_over_text"] is None
+
+
+def test_service_script_refuses_a_change_target_below_the_default_in_one_line(run_script, tmp_path):
+    result = run_script("08-routes/beyond/service.py", "--change-target", "0.985", "--log", tmp_path / "log.jsonl")
+    assert result.returncode == 2
+    assert "--change-target must lie between 0.995 and 1" in result.stderr.strip().splitlines()[-1]
+    assert not (tmp_path / "log.jsonl").exists()
 
 
 def test_service_script_refuses_a_corrupt_router_in_one_line(run_script, tmp_path):

@@ -16,7 +16,11 @@ targets (act at 98.5% precision, ask at 90%) and at the README's lowered ones
 (80%, 75%), with three things before act: nothing (post 08), guard.py's
 whole pattern list (the earlier guard), and the gate (route_beyond.before_act:
 an irreversible intent is confirmed; typicality.py's signals, fitted on the
-decision's own calib answers, and guard.py's KEPT marks hand the rest over).
+decision's own calib answers, and guard.py's KEPT marks hand the rest over;
+an intent marked "change" below harm.py's 99.5% threshold is asked about).
+The acts left with the gate are counted by their intent's kind of action
+(inform, change, irreversible), and as right where the set gives the
+message's own intent (the benign sets).
 It prints how each signal tells the calib messages from these (AUROC), how
 many messages each setting acts on, confirms, asks about and hands over,
 every message still acted on with the gate, and every act the set would get
@@ -62,10 +66,11 @@ from out_of_scope import code_list, out_of_scope_codes
 from prompt import load_prompt
 from registry import DATASETS
 from route_fitted import live_line
-from route_beyond import before_act, shortlist_decision
+from harm import CHANGE_TARGET, KINDS, fit_harm_rule
+from route_beyond import before_act, route_before_act, shortlist_decision
 from routes import route_of
 from typed_request import TOP_LOGPROBS, probe
-from typicality import SIGNALS, fit_gate, irreversible_intents, signals, typicality_auroc
+from typicality import SIGNALS, fit_gate, signals, typicality_auroc
 from variants import default_results
 
 SETS = Path(__file__).resolve().parent / "adversarial"  # <dataset>.jsonl; a dataset that extends another uses its set
@@ -142,7 +147,9 @@ def main() -> int:
 
     # the gate before act: each decision's cut-offs fitted on its own calib answers, the same signals here
     retriever = dataset.fit_retriever()
-    irreversible = irreversible_intents(args.dataset)
+    harms = {(decision, name): fit_harm_rule(args.dataset, calib.records, calibrate, CHANGE_TARGET, TARGETS[name][0],
+                                             thresholds.out_of_scope)
+             for (decision, name), (calib, calibrate, thresholds) in fits.items()}
     gates, values = {}, {}
     for decision in decisions:
         calib_records = fits[decision, "default"][0].records
@@ -173,16 +180,17 @@ def main() -> int:
             for item, record, value in zip(messages, records[decision], values[decision]):
                 calibrated = calibrate(record) if record.status == "ok" else 0.0
                 route = planned = route_of(record, calibrated, thresholds)
-                why = (before_act(item["text"], record, value, gates[decision], irreversible, check)
-                       if route == "act" else None)
-                if why:
-                    route = "confirm" if why.startswith("irreversible") else "hand_over"
+                why = (before_act(item["text"], record, value, gates[decision], harms[decision, name], calibrated,
+                                  check) if route == "act" else None)
+                if route == "act":
+                    route = route_before_act(why)
                 routes[route] += 1
                 if route == "act":
                     acted.append((decision, name, check, item, record, calibrated))
                 if check == "gate" and why:
                     stopped.append((decision, name, item, record, calibrated, why))
-                if check == "gate" and planned == "act" and route != "confirm" and not gates[decision].why(value):
+                if (check == "gate" and planned == "act" and route not in ("confirm", "ask")
+                        and not gates[decision].why(value)):
                     # what each mark of guard.py stops that the gate's signals let through: its place next to them
                     beyond_gate.update(m.name for m in MARKS if m.pattern.search(item["text"]))
                     beyond_gate["(none)"] += 1
@@ -196,10 +204,18 @@ def main() -> int:
     print(f"\nacts the gate's signals let through (decisions x targets): {beyond_gate['(none)']}; of them, each mark of "
           f"guard.py stops: " + ", ".join(f"{m.name} {beyond_gate[m.name]}" for m in MARKS))
     shown = [a for a in acted if a[2] == "gate"]
-    print(f"\nacted on with the gate: {len(shown)}")
+    print(f"\nacted on with the gate, by the intent's kind of action (harm.py; right: the message's own intent): "
+          f"{len(shown)}")
+    for decision, name in fits:
+        here = [(item, record) for d, n, _, item, record, _ in shown if (d, n) == (decision, name)]
+        print(f"  {decision}, {name} targets: " + ", ".join(
+            f"{kind} {sum(harms[decision, name].kind(r.intent) == kind for _, r in here)} "
+            f"({sum(harms[decision, name].kind(r.intent) == kind and item.get('intent') == r.intent for item, r in here)}"
+            " right)" for kind in KINDS))
     for decision, name, _, item, record, calibrated in shown:
         print(f"  {decision}, {name} targets: [{item['class']}] {printable(item['text'])[:60]!r} -> {record.code} "
-              f"{record.intent} (raw {record.confidence:.3f} -> {calibrated:.3f})")
+              f"{record.intent} [{harms[decision, name].kind(record.intent)}] (raw {record.confidence:.3f} -> "
+              f"{calibrated:.3f})")
     print(f"\nthe acts without the gate, and what stopped each: {len(stopped)}")
     for decision, name, item, record, calibrated, why in stopped:
         print(f"  {decision}, {name} targets: [{item['class']}] {printable(item['text'])[:60]!r} -> {record.intent} "

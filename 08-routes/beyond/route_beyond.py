@@ -15,6 +15,9 @@ with route.py's printing functions and adds, on top:
   instead (route "confirm"), whatever its confidence; a message unlike the
   calib messages (typicality.py's gate, fitted on the calib file) or that
   carries a mark guard.py keeps (code, intent name, markup) is handed over;
+  an intent it marks "change" (change_pin...) is asked about unless its
+  calibrated confidence reaches the act threshold of --change-target
+  (harm.py, default 99.5%);
 - --rule certified: act only above a raw confidence whose calib precision is
   certified at level 1 - --delta (certified_routes.py);
 - --alpha: also print the message's conformal ask set (ask_sets.py): the
@@ -53,50 +56,64 @@ from route_fitted import ROUTED, add_route_arguments, ask_live, calibrated_of, c
 from routes import Calibrator, Thresholds, route_of
 from shortlist import shortlist_of, shortlisted
 from typed_request import probe
-from typicality import Gate, confirmation_question, fit_gate, irreversible_intents, signals
+from harm import CHANGE_TARGET, HarmRule, check_change_target, fit_harm_rule
+from typicality import Gate, confirmation_question, fit_gate, signals
 
 
-def before_act(message: str, record: ResultsLine, values: dict[str, float], gate: Gate, irreversible: frozenset[str],
-               check: str = "gate") -> str | None:
+def before_act(message: str, record: ResultsLine, values: dict[str, float], gate: Gate, harm: HarmRule,
+               calibrated: float, check: str = "gate") -> str | None:
     """Why an answer the thresholds would act on is not acted on, or None to act.
 
-    check "gate" (what this script does): an irreversible intent is confirmed
-    ("irreversible: ..."); a message unlike the calib messages (typicality.py's
-    gate, on its signals `values`) or carrying a mark that guard.KEPT keeps is
-    handed over. check "guard": guard.py's whole pattern list alone (the
+    check "gate" (what this script does), in this order: an irreversible
+    intent is confirmed ("irreversible: ..."); a message unlike the calib
+    messages (typicality.py's gate, on its signals `values`) or carrying a
+    mark that guard.KEPT keeps is handed over; a change below t_change (harm.py,
+    on `calibrated`, the answer's calibrated confidence) is asked instead
+    ("change: ..."). check "guard": guard.py's whole pattern list alone (the
     earlier guard, for comparison); "none": post 08's routes.
     """
     if check == "none":
         return None
     if check == "guard":
         return verdict(message)
-    if record.intent in irreversible:
-        return f"irreversible: {record.intent} cannot be undone, so it is confirmed whatever the confidence"
-    return gate.why(values) or verdict(message, KEPT)
+    why = harm.why_not_act(record.intent, calibrated)
+    if why and why.startswith("irreversible"):
+        return why
+    return gate.why(values) or verdict(message, KEPT) or why
+
+
+def route_before_act(why: str | None) -> str:
+    """The route an act becomes when before_act gives `why`: "act" (None), "confirm" (irreversible), "ask" (a
+    change below t_change), else "hand_over"."""
+    if why is None:
+        return "act"
+    return "confirm" if why.startswith("irreversible") else "ask" if why.startswith("change") else "hand_over"
 
 
 def print_route(message: str, record: ResultsLine, prompt: Prompt, calibrate: Calibrator, thresholds: Thresholds,
                 conformal: tuple[ConformalFit, Groups] | None = None,
-                checks: tuple[dict[str, float], Gate, frozenset[str]] | None = None) -> str:
+                checks: tuple[dict[str, float], Gate, HarmRule] | None = None) -> str:
     """route.print_route with what stands before act; return the route ("confirm" too).
 
-    checks: the message's signals, the gate and the irreversible intents
-    (before_act). Where the thresholds would act, an irreversible intent gets
-    a confirmation question (route "confirm") and a message the gate or a
-    kept mark of guard.py stops is handed over, with a line that says why.
-    conformal: a fit of ask_sets.py and the groups of the prompt; when given,
-    the message's ask set and the route it gives are printed after the route.
+    checks: the message's signals, the gate and the harm rule (before_act).
+    Where the thresholds would act, an irreversible intent gets a
+    confirmation question (route "confirm"), a message the gate or a kept
+    mark of guard.py stops is handed over, and a change below t_change is
+    asked about, each with a line that says why. conformal: a fit of
+    ask_sets.py and the groups of the prompt; when given, the message's ask
+    set and the route it gives are printed after the route.
     """
     calibrated = calibrated_of(record, calibrate)
     route = route_of(record, calibrated, thresholds)
     print_answer(message, record, calibrated)
-    why = before_act(message, record, *checks) if route == "act" and checks else None
-    if why and why.startswith("irreversible"):
+    why = before_act(message, record, *checks, calibrated) if route == "act" and checks else None
+    if route == "act":
+        route = route_before_act(why)
+    if route == "confirm":
         print(f"{why}\nroute: confirm\nquestion: {confirmation_question(prompt.by_intent[record.intent])}")
         return "confirm"
     if why:
         print(f"before act: not acted on: {why}")
-        route = "hand_over"
     print_action(route, record, prompt, calibrated, thresholds.out_of_scope)
     if conformal is not None:
         print_ask_set(record, prompt, *conformal, thresholds.out_of_scope, guarded=why is not None)
@@ -185,9 +202,16 @@ def main() -> int:
                         help="the combined decision: the model chooses among the retriever's top K (on CLINC150 the "
                              "out-of-scope code K-A too, with its own term), weighed with the retriever as combined.py "
                              "fitted it; calibration and thresholds from the combinedK calib file")
+    parser.add_argument("--change-target", type=float, default=CHANGE_TARGET,
+                        help=f"the precision on calib an answer whose intent the label file marks 'change' must reach "
+                             f"to be acted on, at least --target (default: {CHANGE_TARGET}; harm.py)")
     args = parser.parse_args()
     if args.shortlist is not None and args.shortlist < 1:
         parser.error("--shortlist must be 1 or more")
+    try:
+        check_change_target(args.change_target, args.target)
+    except ValueError as error:
+        parser.error(str(error))
     args.variant = f"combined{args.shortlist}" if args.shortlist else ""
     check_messages(parser, args)
 
@@ -204,14 +228,14 @@ def main() -> int:
             return ask_live(client, prompt, message, info["model"])
     retriever = DATASETS[args.dataset].fit_retriever()
     gate = fit_gate([signals(r, retriever) for r in calib.records])
-    irreversible = irreversible_intents(args.dataset)
-    print(f"before act: {gate.describe()}; confirm {', '.join(sorted(irreversible)) or 'no intent'}; "
-          f"guard marks {', '.join(KEPT)}")
+    harm = fit_harm_rule(args.dataset, calib.records, calibrate, args.change_target, args.target,
+                         thresholds.out_of_scope)
+    print(f"before act: {gate.describe()}; guard marks {', '.join(KEPT)}")
+    print(f"before act: {harm.describe()}")
     for message in args.messages or ROUTED:
         print()
         record = decide(message)
-        print_route(message, record, prompt, calibrate, thresholds, conformal,
-                    (signals(record, retriever), gate, irreversible))
+        print_route(message, record, prompt, calibrate, thresholds, conformal, (signals(record, retriever), gate, harm))
     return 0
 
 

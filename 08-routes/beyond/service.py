@@ -17,8 +17,10 @@ and its answer is the object route.py --jsonl prints, plus "before_act".
 
 Safe by default, as route_beyond.py: where the thresholds would act, an
 intent the label file marks irreversible gets the "confirm" route (a
-confirmation question), and a message unlike the calib messages (typicality.py)
-or carrying a mark guard.py keeps is handed over. --unsafe-no-gate turns this
+confirmation question), a message unlike the calib messages (typicality.py)
+or carrying a mark guard.py keeps is handed over, and an intent it marks
+"change" is asked about unless its calibrated confidence reaches the stricter
+--change-target's threshold (harm.py). --unsafe-no-gate turns this
 off and routes as post 08's route.py does (which acted on 8 of 45 hostile
 messages in issue 43).
 
@@ -69,14 +71,15 @@ from prompt import Prompt, load_prompt
 from registry import DATASETS
 from route import (Routed, add_router_arguments, calibrated_of, check_model, check_router, jsonl_object, live_answer,
                    relative, setup_lines)
-from route_beyond import before_act
+from route_beyond import before_act, route_before_act
 from route_fitted import live_line
 from router_file import OWN_FOLDER, Router, default_router_path, read_router, route_of, sha256_of
 from saved_answers import read_split
 from typed_lines import read_answer
 from logprob_format import ServerUnfit
 from typed_request import TOP_LOGPROBS, probe
-from typicality import Gate, confirmation_question, fit_gate, irreversible_intents, signals
+from harm import CHANGE_TARGET, HarmRule, check_change_target, fit_harm_rule
+from typicality import Gate, confirmation_question, fit_gate, signals
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8090
@@ -193,29 +196,31 @@ class DecisionLog:
 @dataclass(frozen=True)
 class SafetyGate:
     """What stands before act (route_beyond.before_act): the gate fitted on the calib answers, the retriever its
-    signals read, and the intents that are always confirmed."""
+    signals read, and the harm rule (harm.py: the intents always confirmed, and t_change for a change)."""
 
     gate: Gate
     retriever: object
-    irreversible: frozenset[str]
+    harm: HarmRule
 
     def describe(self) -> str:
-        """One line: the cut-offs, the confirmed intents and the guard's marks, as route_beyond.py prints it."""
-        return (f"before act: {self.gate.describe()}; confirm {', '.join(sorted(self.irreversible)) or 'no intent'}; "
-                f"guard marks {', '.join(KEPT)}")
+        """One line: the cut-offs, the guard's marks, then the harm rule, as route_beyond.py prints them."""
+        return f"before act: {self.gate.describe()}; guard marks {', '.join(KEPT)}; {self.harm.describe()}"
 
 
-def fit_safety_gate(router: Router) -> SafetyGate:
-    """route_beyond.py's gate, fitted once on the router's calib file (typicality.fit_gate on each calib answer's
-    signals). Raises FileNotFoundError / ValueError in one line when the calib file is not here or not a
-    calib run of the router's dataset."""
+def fit_safety_gate(router: Router, change_target: float = CHANGE_TARGET) -> SafetyGate:
+    """route_beyond.py's gate and harm rule, fitted once on the router's calib file (typicality.fit_gate on each
+    calib answer's signals; harm.fit_harm_rule at change_target, on the router's calibrated confidences).
+    Raises FileNotFoundError / ValueError in one line when the calib file is not here or not a calib run of the
+    router's dataset, or when change_target is below the router's act target."""
     if not router.calib_path.is_file():
         raise FileNotFoundError(f"the gate before act is fitted on the router's calib file {router.calib_file}, "
                                 "which is not here: give the router of a calib run you have, or --unsafe-no-gate")
     calib = read_split("calib", router.calib_path, router.dataset)
     retriever = DATASETS[router.dataset].fit_retriever()
     gate = fit_gate([signals(r, retriever) for r in calib.records])
-    return SafetyGate(gate, retriever, irreversible_intents(router.dataset))
+    harm = fit_harm_rule(router.dataset, calib.records, lambda record: router.calibrate(record.confidence),
+                         change_target, router.target, frozenset(router.out_of_scope))
+    return SafetyGate(gate, retriever, harm)
 
 
 def server_problem(error: Exception) -> RequestError:
@@ -307,9 +312,14 @@ class RoutingService:
         if route == "act" and self.safety is not None:
             record = live_line(message, *read_answer(reply, self.prompt), self.model or "")
             why = before_act(message, record, signals(record, self.safety.retriever), self.safety.gate,
-                             self.safety.irreversible)
-        if why and why.startswith("irreversible"):
+                             self.safety.harm, calibrated)
+        instead = route_before_act(why)
+        if instead == "confirm":
             row |= {"route": "confirm", "question": confirmation_question(self.prompt.by_intent[answer.intent])}
+        elif instead == "ask":
+            asked = jsonl_object(index, message, Routed(answer, calibrated, "ask"), self.prompt, self.router,
+                                 self.router_sha256)
+            row |= {"route": "ask", "question": asked["question"]}
         elif why:
             row |= {"route": "hand_over", "hand_over_text": f"Handed over to a person: not acted on: {why}."}
         return row | {"before_act": why}
@@ -536,6 +546,10 @@ def main() -> int:
     parser.add_argument("--unsafe-no-gate", action="store_true",
                         help="UNSAFE: no gate before act; route as post 08's route.py does, so irreversible intents "
                              "are acted on without a confirmation and hostile or unusual messages can be acted on")
+    parser.add_argument("--change-target", type=float, default=CHANGE_TARGET,
+                        help=f"the precision on calib an answer whose intent the label file marks 'change' must reach "
+                             f"to be acted on (default and lowest: {CHANGE_TARGET}; harm.py); a higher one acts on fewer "
+                             "changes, a lower one would lower safety and is refused")
     parser.add_argument("--queue", type=int, default=DEFAULT_QUEUE, metavar="N",
                         help=f"requests that may wait for llama-server's one slot (default {DEFAULT_QUEUE}); "
                              "one more gets 503 with Retry-After")
@@ -547,13 +561,17 @@ def main() -> int:
     args = parser.parse_args()
     if args.queue < 1:
         parser.error("--queue must be 1 or more")
+    if not CHANGE_TARGET <= args.change_target <= 1:
+        parser.error(f"--change-target must lie between {CHANGE_TARGET} and 1: a lower one would act on changes "
+                     "the default asks about")
 
     path = args.router or default_router_path(args.dataset)
     router = read_router(path)
     prompt = load_prompt(args.dataset)
     check_router(router, path, args.dataset, prompt)
+    check_change_target(args.change_target, router.target)
     client = Client()
-    safety = None if args.unsafe_no_gate else fit_safety_gate(router)
+    safety = None if args.unsafe_no_gate else fit_safety_gate(router, args.change_target)
     service = RoutingService(router, path, prompt, client, safety, None, args.queue, args.other_model)
     warning = service.check_server()
     info = {"model": service.model, "build": client.model_info()["build"]}

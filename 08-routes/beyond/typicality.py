@@ -133,15 +133,10 @@ def typicality_auroc(typical: list[float], other: list[float], end: str) -> floa
 
 
 def irreversible_intents(dataset: str) -> frozenset[str]:
-    """The intents a dataset's label file marks "irreversible": true (an action that cannot be undone, such as
-    closing the account); a label file that extends another adds that one's. Read from the JSON: post 02's
-    types carry no such field."""
-    import json
-    from registry import DATASETS
-    source = DATASETS[dataset]
-    data = json.loads(source.label_file.read_text(encoding="utf-8"))
-    own = frozenset(i["intent"] for g in data["groups"] for i in g["intents"] if i.get("irreversible"))
-    return own | irreversible_intents(data["extends"]) if "extends" in data else own
+    """The intents a dataset's label file marks irreversible (an action that cannot be undone, such as closing
+    the account): harm.py's kinds of action, read from the JSON (post 02's types carry no such field)."""
+    from harm import intent_kinds
+    return frozenset(intent for intent, kind in intent_kinds(dataset).items() if kind == "irreversible")
 
 
 def confirmation_question(intent) -> str:
