@@ -3,6 +3,7 @@
     python3 02-forcing-a-valid-answer/beyond/benchmark.py                     # the running server: 50 calibration messages
     python3 02-forcing-a-valid-answer/beyond/benchmark.py --requests 100 --top-logprobs 30
     python3 02-forcing-a-valid-answer/beyond/benchmark.py --own-server --model qwen2.5-coder-0.5b --parallel 2
+    python3 02-forcing-a-valid-answer/beyond/benchmark.py --own-server --amx-unchecked   # the AMX build, timed
 
 1. Start (with --own-server only): the script starts its own llama-server
    with 00-setup's start_server on a free port, with an empty temporary slot
@@ -97,9 +98,9 @@ def own_server_starts(args) -> tuple[int, list[str]]:
         stop_server(port)
         load_again, restored, second, printed = timed_start(args.model, args.parallel, port, Path(folder), args.dataset,
                                                             args.amx_unchecked)
-    build = "the AMX build, unchecked" if args.amx_unchecked else "AMX off"
+    build = "the AMX build, unchecked, " if args.amx_unchecked else ""
     lines = [f"start of a server with {args.parallel} slot{'s' if args.parallel > 1 else ''} "
-             f"(own server on port {port}, {build}, empty slot folder at first)",
+             f"(own server on port {port}, {build}empty slot folder at first)",
              f"  cold      {cold:7.1f} s = load {load:.1f} s + prompt processed {first.prefill_s:.1f} s "
              f"+ saved {first.save_ms / 1000:.2f} s ({first.tokens:,} tokens, {first.bytes / 1e6:.1f} MB)"
              + (f" + other slots restored {' + '.join(f'{ms:.0f}' for ms in first.restore_ms)} ms"
