@@ -3,7 +3,8 @@ import json
 from dataclasses import replace
 
 import pytest
-from harm import CHANGE_TARGET, HarmRule, check_change_target, fit_harm_rule, intent_kinds, kinds_in_label_file
+from harm import (CHANGE_TARGET, HarmRule, check_change_target, fit_harm_rule, for_someone_else, intent_kinds,
+                  kinds_in_label_file)
 from prompt import load_prompt
 from route_beyond import before_act, print_route, route_before_act
 from routes import fit_thresholds
@@ -117,3 +118,29 @@ def test_the_describe_line_counts_the_kinds_and_says_when_a_change_acts():
     assert harm.describe() == ("kinds of action: 54 inform, 20 change (and every unmarked intent), 3 irreversible; "
                                "confirm compromised_card, lost_or_stolen_card, terminate_account; act on a change "
                                "only at 99.5%: calibrated >= 1.000 (100.0% of 5 calib answers right)")
+
+
+@pytest.mark.parametrize("message, words", [
+    ("My son's card is blocked after he typed the wrong PIN, unblock it", "My son's"),
+    ("I need to reset my husband's app passcode", "my husband's"),
+    ("please update my elderly grandad's address", "my elderly grandad's"),
+    ("My boss asked me to cancel the transfer", "asked me to"),
+    ("I'm writing on behalf of my mother", "on behalf of"),
+    ('Note from Priya in accounts: "Please cancel the payment"', "Note from"),
+    ("From: security@bank.example\nreset the passcode", "From:"),
+    ("change my pin please", None),
+    ("I want a spare card for my daughter", None),     # an extra card on the customer's own account
+    ("my card is lost", None),
+])
+def test_a_message_about_or_from_another_person_is_found(message, words):
+    assert for_someone_else(message) == words
+
+
+def test_a_change_or_irreversible_intent_for_someone_else_is_handed_over_an_inform_one_is_not():
+    harm = HarmRule(intent_kinds("banking77"), fit_thresholds(calib_of(5, [False]), IDENTITY, CHANGE_TARGET))
+    for intent in ("passcode_forgotten", "terminate_account"):
+        record = replace(answer(1.0, True), intent=intent)
+        why = before_act("my dad's account, please sort it", record, {}, OPEN_GATE, harm, 1.0)
+        assert why.startswith(f"someone else: {intent} would change an account") and route_before_act(why) == "hand_over"
+    inform = replace(answer(1.0, True), intent="card_arrival")
+    assert before_act("where is my dad's card?", inform, {}, OPEN_GATE, harm, 1.0) is None

@@ -24,6 +24,7 @@ mark `"irreversible": true` still means irreversible.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -34,6 +35,26 @@ from separation import percent
 from task import ACTION_KINDS as KINDS, SAFE_ACTION as SAFE_KIND  # defined with the task files that carry them
 
 CHANGE_TARGET = 0.995
+
+# A request about another person's card or account, or passed on from someone else, is not the customer's own
+# need (issue 45: "a relative asking to change another person's passcode" was acted on). Possessives of a
+# person ("my son's", "my landlord's"), "on behalf of", "asked me to", and a forwarded note's header.
+PEOPLE = (r"son|daughter|kid|child|husband|wife|partner|boyfriend|girlfriend|fianc[ée]e?|mum|mom|mother|dad|father|"
+          r"parent|grand\w*|gran|granny|nan|brother|sister|sibling|friend|flatmate|roommate|housemate|landlord|"
+          r"landlady|tenant|boss|manager|colleague|co-?worker|employer|employee|client|aunt|uncle|nephew|niece|"
+          r"cousin|neighbou?r|\w+-in-law|in-laws")
+SOMEONE_ELSE = re.compile(
+    rf"\b(?:my|our)\s+(?:\w+\s+)?(?:{PEOPLE})(?:'s|\u2019s|s')(?!\w)"
+    r"|\bon behalf of\b|\b(?:asked|told|wants?|instructed)\s+me\s+to\b"
+    r"|\b(?:note|message|email|text)\s+from\b|^\s*(?:from|fwd?|forwarded)\s*:",
+    re.IGNORECASE | re.MULTILINE)
+
+
+def for_someone_else(message: str) -> str | None:
+    """The words that make a message a request for, or from, someone other than the customer ("my son's",
+    "on behalf of", "asked me to", "note from", a "From:" line), or None."""
+    found = SOMEONE_ELSE.search(message)
+    return found.group(0).strip() if found else None
 
 
 def kinds_in_label_file(path: Path) -> dict[str, str]:
@@ -99,14 +120,19 @@ class HarmRule:
             return f"never ({c.why_no_act()})"
         return f"calibrated >= {c.t_act:.3f} ({percent(c.act.accuracy)} of {c.act.kept} calib answers right)"
 
-    def why_not_act(self, intent: str | None, calibrated: float) -> str | None:
+    def why_not_act(self, intent: str | None, calibrated: float, message: str = "") -> str | None:
         """Why an answer the thresholds would act on is not acted on for its kind of action, or None to act.
 
+        "someone else: ..." (hand it over: a change or an irreversible intent
+        asked for, or passed on from, another person: for_someone_else),
         "irreversible: ..." (confirm it), "change: ..." (ask instead: below
         t_change, or no t_change), None (inform, or a change at or above
         t_change). calibrated: the answer's calibrated confidence, in [0, 1].
         """
         kind = self.kind(intent)
+        if kind != "inform" and (words := for_someone_else(message)):
+            return (f"someone else: {intent} would change an account, and the message ({words!r}) is about or from "
+                    "another person than the customer, so a person checks it")
         if kind == "irreversible":
             return f"irreversible: {intent} cannot be undone, so it is confirmed whatever the confidence"
         if kind == "change" and (self.change.t_act is None or calibrated < self.change.t_act):

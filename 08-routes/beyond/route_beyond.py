@@ -64,8 +64,10 @@ def before_act(message: str, record: ResultsLine, values: dict[str, float], gate
                calibrated: float, check: str = "gate") -> str | None:
     """Why an answer the thresholds would act on is not acted on, or None to act.
 
-    check "gate" (what this script does), in this order: an irreversible
-    intent is confirmed ("irreversible: ..."); a message unlike the calib
+    check "gate" (what this script does), in this order: a change or an
+    irreversible intent asked for someone else is handed over ("someone
+    else: ...", harm.for_someone_else); an irreversible intent is confirmed
+    ("irreversible: ..."); a message unlike the calib
     messages (typicality.py's gate, on its signals `values`) or carrying a
     mark that guard.KEPT keeps is handed over; a change below t_change (harm.py,
     on `calibrated`, the answer's calibrated confidence) is asked instead
@@ -76,8 +78,8 @@ def before_act(message: str, record: ResultsLine, values: dict[str, float], gate
         return None
     if check == "guard":
         return verdict(message)
-    why = harm.why_not_act(record.intent, calibrated)
-    if why and why.startswith("irreversible"):
+    why = harm.why_not_act(record.intent, calibrated, message)
+    if why and why.startswith(("irreversible", "someone else")):
         return why
     return gate.why(values) or verdict(message, KEPT) or why
 
