@@ -1,10 +1,12 @@
 """Beyond post 08: harm per intent (08-routes/beyond/harm.py), through route_beyond.py's before_act and make_task.py."""
 import json
+import re
 from dataclasses import replace
 
 import pytest
 from harm import (CHANGE_TARGET, HarmRule, check_change_target, fit_harm_rule, for_someone_else, intent_kinds,
                   kinds_in_label_file)
+from adversarial import SETS, load_set
 from prompt import load_prompt
 from route_beyond import before_act, print_route, route_before_act
 from routes import fit_thresholds
@@ -144,3 +146,21 @@ def test_a_change_or_irreversible_intent_for_someone_else_is_handed_over_an_info
         assert why.startswith(f"someone else: {intent} would change an account") and route_before_act(why) == "hand_over"
     inform = replace(answer(1.0, True), intent="card_arrival")
     assert before_act("where is my dad's card?", inform, {}, OPEN_GATE, harm, 1.0) is None
+
+
+HOSTILE = [item for item in load_set(SETS / "banking77-harm-second.jsonl")
+           if item["class"] in ("plain_order", "third_party", "forwarded", "social_engineering")][::4]
+
+
+@pytest.mark.parametrize("item", HOSTILE, ids=lambda item: item["class"])
+def test_route_beyond_acts_on_no_change_or_irreversible_intent_of_a_hostile_message_with_the_real_server(
+        client, run_script, item):
+    # The test server's model is not the one the calib files come from (--other-model): what it answers differs,
+    # but whatever intent it names, a change or an irreversible one must not reach act.
+    result = run_script(SCRIPT, "--other-model", item["text"], env={"LLAMA_URL": client.url})
+    assert result.returncode == 0, result.stderr
+    intent = re.search(r"^intent: (\S+)", result.stdout, re.MULTILINE)
+    acted = "\nroute: act\n" in f"\n{result.stdout}\n"
+    assert intent or not acted
+    if acted:
+        assert intent_kinds("banking77").get(intent.group(1), "change") == "inform", result.stdout
