@@ -56,7 +56,7 @@ def test_a_label_file_with_an_unknown_kind_of_action_is_refused_naming_the_inten
     ("terminate_account", "confirm"),  # irreversible: confirmed even at 1.0
 ])
 def test_an_intent_of_each_kind_at_confidence_1(intent, expected):
-    # 5 right at 1.0, then a wrong one: t_change (99.5%) = 1.0, keeping the 5, not the floor
+    # 5 right at 1.0, then a wrong one: t_change (99.9%) = 1.0, keeping the 5, not the floor
     harm = HarmRule(intent_kinds("banking77"), fit_thresholds(calib_of(5, [False]), IDENTITY, CHANGE_TARGET))
     assert harm.change.t_act == 1.0
     record = replace(answer(1.0, True), intent=intent)
@@ -65,11 +65,11 @@ def test_an_intent_of_each_kind_at_confidence_1(intent, expected):
 
 def test_a_change_below_t_change_or_without_one_is_asked_and_an_inform_intent_is_not():
     kinds = intent_kinds("banking77")
-    # right at 1.0 (5), then 0.99 wrong, 0.98 right, 0.97 wrong: 99.5% only at >= 1.0 (5 of 8 kept)
+    # right at 1.0 (5), then 0.99 wrong, 0.98 right, 0.97 wrong: 99.9% only at >= 1.0 (5 of 8 kept)
     harm = HarmRule(kinds, fit_thresholds(calib_of(5, [False, True, False]), IDENTITY, CHANGE_TARGET))
     change, inform = (replace(answer(0.99, True), intent=name) for name in ("change_pin", "card_arrival"))
     why = before_act("change my pin", change, {}, OPEN_GATE, harm, 0.99)
-    assert why.startswith("change: change_pin changes the account, so it is acted on only at 99.5% precision on "
+    assert why.startswith("change: change_pin changes the account, so it is acted on only at 99.9% precision on "
                           "calib, calibrated >= 1.000") and route_before_act(why) == "ask"
     assert before_act("where is my card", inform, {}, OPEN_GATE, harm, 0.99) is None
     # every calib answer at one confidence: t_change would be the floor, so no change is ever acted on
@@ -119,7 +119,7 @@ def test_the_describe_line_counts_the_kinds_and_says_when_a_change_acts():
     harm = HarmRule(intent_kinds("banking77"), fit_thresholds(calib_of(5, [False]), IDENTITY, CHANGE_TARGET))
     assert harm.describe() == ("kinds of action: 54 inform, 20 change (and every unmarked intent), 3 irreversible; "
                                "confirm compromised_card, lost_or_stolen_card, terminate_account; act on a change "
-                               "only at 99.5%: calibrated >= 1.000 (100.0% of 5 calib answers right)")
+                               "only at 99.9%: calibrated >= 1.000 (100.0% of 5 calib answers right)")
 
 
 @pytest.mark.parametrize("message, words", [

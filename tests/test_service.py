@@ -293,7 +293,7 @@ def test_a_change_below_t_change_is_asked_about_not_acted_on(router_parts, tmp_p
 def test_service_script_refuses_a_change_target_below_the_default_in_one_line(run_script, tmp_path):
     result = run_script("08-routes/beyond/service.py", "--change-target", "0.985", "--log", tmp_path / "log.jsonl")
     assert result.returncode == 2
-    assert "--change-target must lie between 0.995 and 1" in result.stderr.strip().splitlines()[-1]
+    assert "--change-target must lie between 0.999 and 1" in result.stderr.strip().splitlines()[-1]
     assert not (tmp_path / "log.jsonl").exists()
 
 

@@ -17,7 +17,7 @@ targets (act at 98.5% precision, ask at 90%) and at the README's lowered ones
 whole pattern list (the earlier guard), and the gate (route_beyond.before_act:
 an irreversible intent is confirmed; typicality.py's signals, fitted on the
 decision's own calib answers, and guard.py's KEPT marks hand the rest over;
-an intent marked "change" below harm.py's 99.5% threshold is asked about).
+an intent marked "change" below harm.py's 99.9% threshold is asked about).
 The acts left with the gate are counted by their intent's kind of action
 (inform, change, irreversible), and as right where the set gives the
 message's own intent (the benign sets).

@@ -1,7 +1,7 @@
 """Harm per intent (beyond post 08): what acting on an intent does, and the stricter target a change must reach.
 
     from harm import fit_harm_rule
-    harm = fit_harm_rule("banking77", calib_records, calibrate)       # kinds from the label file, change at 99.5%
+    harm = fit_harm_rule("banking77", calib_records, calibrate)       # kinds from the label file, change at 99.9%
     harm.why_not_act(record.intent, calibrated)                       # None: act; else "irreversible: ..." / "change: ..."
 
 Post 08 acts on any intent whose calibrated confidence reaches t_act. An
@@ -13,7 +13,7 @@ kind of action ("action" in its intents):
 - change: acting changes something that can be changed back (a PIN, an
   address, an automatic top-up). Acted on only where the calibrated
   confidence also reaches t_change, the act threshold fitted on calib at a
-  stricter target of its own (CHANGE_TARGET, 99.5%); otherwise asked.
+  stricter target of its own (CHANGE_TARGET, 99.9%); otherwise asked.
 - irreversible: acting cannot be undone (closing the account). Never acted
   on: confirmed first, whatever the confidence (route "confirm").
 
@@ -34,7 +34,7 @@ from separation import percent
 
 from task import ACTION_KINDS as KINDS, SAFE_ACTION as SAFE_KIND  # defined with the task files that carry them
 
-CHANGE_TARGET = 0.995
+CHANGE_TARGET = 0.999
 
 # A request about another person's card or account, or passed on from someone else, is not the customer's own
 # need (issue 45: "a relative asking to change another person's passcode" was acted on). Possessives of a
@@ -89,7 +89,7 @@ def intent_kinds(dataset: str) -> dict[str, str]:
 def check_change_target(change_target: float, act_target: float) -> None:
     """Raise ValueError unless act_target <= change_target <= 1: a change must be at least as sure as an answer."""
     if not act_target <= change_target <= 1.0:  # also rejects NaN
-        raise ValueError(f"the change target must lie between the act target ({act_target}) and 1, like 0.995, "
+        raise ValueError(f"the change target must lie between the act target ({act_target}) and 1, like 0.999, "
                          f"not {change_target!r}: a change is acted on only when it is surer than an answer")
 
 
@@ -114,7 +114,7 @@ class HarmRule:
         return frozenset(intent for intent, kind in self.kinds.items() if kind == "irreversible")
 
     def change_condition(self) -> str:
-        """When a change is acted on: 'calibrated >= 0.998 (99.5% on calib)', or 'never (...)'."""
+        """When a change is acted on: 'calibrated >= 0.998 (99.9% on calib)', or 'never (...)'."""
         c = self.change
         if c.t_act is None:
             return f"never ({c.why_no_act()})"
