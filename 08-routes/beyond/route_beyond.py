@@ -17,7 +17,8 @@ with route.py's printing functions and adds, on top:
   carries a mark guard.py keeps (code, intent name, markup) is handed over;
   an intent it marks "change" (change_pin...) is asked about unless its
   calibrated confidence reaches the act threshold of --change-target
-  (harm.py, default 99.9%);
+  (harm.py, default 99.9%), and a change or an irreversible intent asked for
+  someone else ("my son's", "on behalf of") is handed over;
 - --rule certified: act only above a raw confidence whose calib precision is
   certified at level 1 - --delta (certified_routes.py);
 - --alpha: also print the message's conformal ask set (ask_sets.py): the

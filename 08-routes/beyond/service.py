@@ -20,7 +20,8 @@ intent the label file marks irreversible gets the "confirm" route (a
 confirmation question), a message unlike the calib messages (typicality.py)
 or carrying a mark guard.py keeps is handed over, and an intent it marks
 "change" is asked about unless its calibrated confidence reaches the stricter
---change-target's threshold (harm.py). --unsafe-no-gate turns this
+--change-target's threshold; a change or an irreversible intent asked for
+someone else ("my son's", "on behalf of") is handed over (harm.py). --unsafe-no-gate turns this
 off and routes as post 08's route.py does (which acted on 8 of 45 hostile
 messages in issue 43).
 
