@@ -171,7 +171,7 @@ def report(client: Client, dataset, args, before: str, start_lines: list[str]) -
     print(f"machine: {os.cpu_count()} CPU cores; load average (1 min) {before} before, {load_average()} after\n")
     for line in start_lines:
         print(line)
-    if getattr(args, "amx_unchecked", False):
+    if args.amx_unchecked:
         check = read_stamp(AMX_SERVER_BIN).get("amx_checks", {}).get(info["model"])
         print(f"  the AMX build's check against AMX off with {info['model']}: "
               + (f"{'passed' if check['passed'] else 'refused'}, largest logprob difference "

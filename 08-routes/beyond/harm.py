@@ -86,6 +86,11 @@ def intent_kinds(dataset: str) -> dict[str, str]:
     return kinds_in_label_file(DATASETS[dataset].label_file)
 
 
+def irreversible_of(kinds: dict[str, str]) -> frozenset[str]:
+    """The intents of `kinds` (intent name -> kind of action) whose action cannot be undone."""
+    return frozenset(intent for intent, kind in kinds.items() if kind == "irreversible")
+
+
 def check_change_target(change_target: float, act_target: float) -> None:
     """Raise ValueError unless act_target <= change_target <= 1: a change must be at least as sure as an answer."""
     if not act_target <= change_target <= 1.0:  # also rejects NaN
@@ -111,7 +116,7 @@ class HarmRule:
 
     def irreversible(self) -> frozenset[str]:
         """The intents that are always confirmed."""
-        return frozenset(intent for intent, kind in self.kinds.items() if kind == "irreversible")
+        return irreversible_of(self.kinds)
 
     def change_condition(self) -> str:
         """When a change is acted on: 'calibrated >= 0.998 (99.9% on calib)', or 'never (...)'."""

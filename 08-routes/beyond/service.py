@@ -79,7 +79,7 @@ from saved_answers import read_split
 from typed_lines import read_answer
 from logprob_format import ServerUnfit
 from typed_request import TOP_LOGPROBS, probe
-from harm import CHANGE_TARGET, HarmRule, check_change_target, fit_harm_rule
+from harm import CHANGE_TARGET, HarmRule, fit_harm_rule
 from typicality import Gate, confirmation_question, fit_gate, signals
 
 DEFAULT_HOST = "127.0.0.1"
@@ -299,30 +299,28 @@ class RoutingService:
 
         Where the router's thresholds act and the safety gate is on, before_act
         decides: an irreversible intent -> route "confirm" with the
-        confirmation question in "question"; another reason -> "hand_over",
-        the reason in "hand_over_text"; before_act holds the reason (null when
+        confirmation question in "question"; a change below t_change -> "ask"
+        with route.py's question; another reason -> "hand_over", the reason in
+        "hand_over_text"; before_act holds the reason (null when
         acted on, or the route was not act). Raises llama_http's exceptions.
         """
         reply = self.ask(message)
         answer = live_answer(reply, self.prompt)
         calibrated = calibrated_of(answer, self.router)
         route = route_of(answer, calibrated, self.router)
-        row = jsonl_object(index, message, Routed(answer, calibrated, route), self.prompt, self.router,
-                           self.router_sha256)
         why = None
         if route == "act" and self.safety is not None:
             record = live_line(message, *read_answer(reply, self.prompt), self.model or "")
             why = before_act(message, record, signals(record, self.safety.retriever), self.safety.gate,
                              self.safety.harm, calibrated)
-        instead = route_before_act(why)
-        if instead == "confirm":
+            route = route_before_act(why)
+        # route.py's object for the route taken (a confirmation is an act held back: its own question below)
+        row = jsonl_object(index, message, Routed(answer, calibrated, "act" if route == "confirm" else route),
+                           self.prompt, self.router, self.router_sha256)
+        if route == "confirm":
             row |= {"route": "confirm", "question": confirmation_question(self.prompt.by_intent[answer.intent])}
-        elif instead == "ask":
-            asked = jsonl_object(index, message, Routed(answer, calibrated, "ask"), self.prompt, self.router,
-                                 self.router_sha256)
-            row |= {"route": "ask", "question": asked["question"]}
-        elif why:
-            row |= {"route": "hand_over", "hand_over_text": f"Handed over to a person: not acted on: {why}."}
+        elif route == "hand_over" and why:
+            row |= {"hand_over_text": f"Handed over to a person: not acted on: {why}."}
         return row | {"before_act": why}
 
     def route_batch(self, messages: list[str]) -> list[dict]:
@@ -570,7 +568,6 @@ def main() -> int:
     router = read_router(path)
     prompt = load_prompt(args.dataset)
     check_router(router, path, args.dataset, prompt)
-    check_change_target(args.change_target, router.target)
     client = Client()
     safety = None if args.unsafe_no_gate else fit_safety_gate(router, args.change_target)
     service = RoutingService(router, path, prompt, client, safety, None, args.queue, args.other_model)

@@ -135,8 +135,8 @@ def typicality_auroc(typical: list[float], other: list[float], end: str) -> floa
 def irreversible_intents(dataset: str) -> frozenset[str]:
     """The intents a dataset's label file marks irreversible (an action that cannot be undone, such as closing
     the account): harm.py's kinds of action, read from the JSON (post 02's types carry no such field)."""
-    from harm import intent_kinds
-    return frozenset(intent for intent, kind in intent_kinds(dataset).items() if kind == "irreversible")
+    from harm import intent_kinds, irreversible_of
+    return irreversible_of(intent_kinds(dataset))
 
 
 def confirmation_question(intent) -> str:
