@@ -126,7 +126,8 @@ class Thresholds:
     an unreachable target is. eligible: calib answers the thresholds were fitted
     on (status ok, code not out of scope). out_of_scope: codes that always
     hand over (none for BANKING77). floor: the cut refused as t_act because it
-    keeps every eligible calib answer (at_the_floor), None otherwise.
+    keeps every eligible calib answer (at_the_floor), None otherwise;
+    ask_floor: the same for t_ask, a cut that keeps every answer not acted on.
     """
 
     target: float
@@ -137,6 +138,7 @@ class Thresholds:
     eligible: int
     out_of_scope: frozenset[str] = field(default_factory=frozenset)
     floor: SweepPoint | None = None
+    ask_floor: SweepPoint | None = None
 
     @property
     def t_act(self) -> float | None:
@@ -194,8 +196,9 @@ def fit_inputs(calib: list[ResultsLine], calibrate: Calibrator, target: float, a
 
 
 def at_the_floor(cut: SweepPoint | None, eligible_answers: int) -> bool:
-    """Whether an act cut keeps every eligible calib answer: its threshold is at or below the lowest calibrated
-    confidence, so it would act on anything, however unlike calib (a greeting, an order in plain words)."""
+    """Whether a cut keeps every answer it was fitted on (eligible_answers: all of them for act, those not acted on
+    for ask): its threshold is at or below the lowest calibrated confidence, so it would act on (or ask about)
+    anything, however unlike calib (a greeting, an order in plain words)."""
     return cut is not None and cut.kept >= eligible_answers
 
 
@@ -211,6 +214,14 @@ def fit_ask(answers: list[ResultsLine], calibrated: list[float], acted: list[boo
     return lowest_cut(below, ask_target) if below else None
 
 
+def ask_cuts(answers: list[ResultsLine], calibrated: list[float], acted: list[bool],
+             ask_target: float) -> tuple[SweepPoint | None, SweepPoint | None]:
+    """(t_ask's cut, the cut refused at the floor): fit_ask, and a cut that keeps every answer not acted on
+    (at_the_floor) refused: it is no threshold, so (None, that cut)."""
+    ask = fit_ask(answers, calibrated, acted, ask_target)
+    return (None, ask) if at_the_floor(ask, acted.count(False)) else (ask, None)
+
+
 def fit_thresholds(calib: list[ResultsLine], calibrate: Calibrator, target: float = TARGET, ask_target: float = ASK_TARGET,
                    out_of_scope: frozenset[str] | set[str] = frozenset()) -> Thresholds:
     """Fit t_act and t_ask on calibration records (post 03's fields: status, code, gold_code, correct,
@@ -222,8 +233,10 @@ def fit_thresholds(calib: list[ResultsLine], calibrate: Calibrator, target: floa
     classification for deep neural networks", fitted here on plain counts).
     A t_act that keeps every calib answer (at_the_floor) is no threshold:
     there is then no act route, and Thresholds.floor says why.
-    t_ask = fit_ask: lowest_cut of (calibrated confidence, right in top two)
-    at `ask_target`, over the answers not acted on only. Answers without a
+    t_ask = ask_cuts: lowest_cut of (calibrated confidence, right in top two)
+    at `ask_target`, over the answers not acted on only; one that keeps every
+    such answer is no threshold either (it would ask about a greeting): no
+    ask route, and Thresholds.ask_floor says why. Answers without a
     code or with an out-of-scope code always hand over, so they take no part
     in the fit. Raises ValueError as fit_inputs does.
     """
@@ -235,8 +248,8 @@ def fit_thresholds(calib: list[ResultsLine], calibrate: Calibrator, target: floa
     if floor is not None:
         act = None
     acted = [act is not None and c >= act.threshold for c in calibrated]
-    return Thresholds(target, ask_target, act, fit_ask(answers, calibrated, acted, ask_target), best_cut(points),
-                      len(answers), out_of_scope, floor)
+    ask, ask_floor = ask_cuts(answers, calibrated, acted, ask_target)
+    return Thresholds(target, ask_target, act, ask, best_cut(points), len(answers), out_of_scope, floor, ask_floor)
 
 
 def route_all(records: list[ResultsLine], calibrate: Calibrator, thresholds: Thresholds) -> list[str]:
@@ -394,7 +407,11 @@ def threshold_lines(thresholds: Thresholds) -> list[str]:
     else:
         act = (f"  act   {t.act_condition()}  {t.act.hits} of {t.act.kept} calib answers right "
                f"({percent(t.act.accuracy)}, target {percent(t.target)})")
-    if t.ask is None:
+    if t.ask is None and t.ask_floor is not None:
+        ask = (f"  ask        none: asking about all {t.ask_floor.kept} calib answers not acted on already names the "
+               f"right intent in {percent(t.ask_floor.accuracy)}, so calib cannot tell a question worth asking from "
+               "one not; they are handed over")
+    elif t.ask is None:
         ask = (f"  ask        none: no threshold gets the right intent among the two named in "
                f"{percent(t.ask_target)} of the asked calib answers")
     else:

@@ -9,11 +9,12 @@ from ece import outcomes
 from isotonic import fit_isotonic
 from scipy.stats import beta
 from prompt import load_prompt
-from route import action_line, answer_lines, clarifying_question, hand_over_text, plain_words
-from route_fitted import add_route_arguments, ask_live, calibrated_of, connect, other_model_warning
-from router_file import read_router
-from routes import (act_intervals, closing_line, cuts, fit_calibration, fit_thresholds, lowest_cut, report, route_all,
-                    route_of, threshold_lines, thresholds_from, top_two)
+from calib_split import add_calib_arguments
+from route import (action_line, answer_lines, ask_answer, calibrated_of, check_model, clarifying_question,
+                   hand_over_text, plain_words)
+from router_file import default_router_path, read_router
+from routes import (act_intervals, add_threshold_arguments, closing_line, cuts, fit_calibration, fit_thresholds,
+                    lowest_cut, report, route_all, route_of, threshold_lines, thresholds_from, top_two)
 from module_loads import script_modules
 from result_lines import partial_line
 from saved_answers import load_results
@@ -146,14 +147,25 @@ def test_top_two_is_the_answer_then_the_runner_up_of_its_group():
 
 
 def test_report_counts_by_hand():
-    routes = route_all(SIX, IDENTITY, fit_thresholds(SIX, IDENTITY, target=1.0, ask_target=0.5))
+    routes = route_all(SIX, IDENTITY, fit_thresholds(SIX, IDENTITY, target=1.0, ask_target=0.6))
     # act >= 0.8: 0.9, 0.8 (both right). Below it, the right intent among the two named (only the right answers):
-    #   >= 0.7: 0/1   >= 0.6: 1/2 = 0.5   >= 0.5: 2/3   >= 0.4: 2/4 = 0.5 -> t_ask = 0.4, the lowest reaching 0.5
-    assert routes == ["act", "act", "ask", "ask", "ask", "ask"]
+    #   >= 0.7: 0/1   >= 0.6: 1/2 = 0.5   >= 0.5: 2/3 = 0.67   >= 0.4: 2/4 = 0.5 -> t_ask = 0.5, the lowest reaching 0.6
+    assert routes == ["act", "act", "ask", "ask", "ask", "hand_over"]
     result = report(SIX, routes)
-    assert result.answers == {"act": 2, "ask": 4, "hand_over": 0}
+    assert result.answers == {"act": 2, "ask": 3, "hand_over": 1}
     assert result.right == {"act": 2, "ask": 2, "hand_over": 0}
     assert result.coverage == pytest.approx(2 / 6) and result.act_precision == 1.0 and result.wrong_actions == 0
+
+
+def test_an_ask_threshold_that_keeps_every_answer_not_acted_on_is_no_ask_route():
+    # SIX at target 1.0: act >= 0.8; the four below it name the right intent among two at >= 0.4 in 2/4 = 0.5: at an
+    # ask target of 0.5 the lowest cut reaching it is 0.4, which asks about every answer not acted on (a greeting
+    # too): no ask route, they are handed over
+    thresholds = fit_thresholds(SIX, IDENTITY, target=1.0, ask_target=0.5)
+    assert thresholds.t_act == 0.8 and thresholds.ask is None and thresholds.t_ask is None
+    assert (thresholds.ask_floor.threshold, thresholds.ask_floor.kept, thresholds.ask_floor.hits) == (0.4, 4, 2)
+    assert route_all(SIX, IDENTITY, thresholds) == ["act", "act", "hand_over", "hand_over", "hand_over", "hand_over"]
+    assert threshold_lines(thresholds)[1].startswith("  ask        none: asking about all 4 calib answers not acted on")
 
 
 def test_report_counts_out_of_scope_messages_by_route():
@@ -244,9 +256,11 @@ def test_routes_script_runs_end_to_end_on_the_reference_files(run_script, tmp_pa
 
 
 def route_args(*argv: str) -> argparse.Namespace:
-    """route.py's arguments as its parser reads argv (messages, --dataset, --calib, --target, ...)."""
+    """routes.py's fit arguments as a parser reads argv (messages, --dataset, --calib, --target, ...)."""
     parser = argparse.ArgumentParser()
-    add_route_arguments(parser)
+    parser.add_argument("messages", nargs="*")
+    add_calib_arguments(parser)
+    add_threshold_arguments(parser)
     return parser.parse_args(argv)
 
 
@@ -284,7 +298,7 @@ def test_plain_words_read_like_a_sentence():
 
 def test_each_route_says_what_it_does():
     prompt = load_prompt()
-    thresholds = fit_thresholds(SIX, IDENTITY, target=1.0, ask_target=0.5)     # act >= 0.8, ask >= 0.4
+    thresholds = fit_thresholds(SIX, IDENTITY, target=1.0, ask_target=0.6)     # act >= 0.8, ask >= 0.5
     record = replace(answer(0.85, True), intent="card_arrival")
     assert route_of(record, 0.85, thresholds) == "act"
     assert answer_lines("where is my card?", record, 0.85) == [
@@ -297,7 +311,7 @@ def test_each_route_says_what_it_does():
         "hand-over text: Handed over to a person: the model's best guess is "
         f"{plain_words(prompt.intents['A-A'])}, code A-A, only 10% sure: too unsure to act or to ask.")
     failed = answer(0.0, False, status="too_long")
-    assert answer_lines("?", failed, calibrated_of(failed, IDENTITY))[1:] == ["no code: status too_long"]
+    assert answer_lines("?", failed, 0.0)[1:] == ["no code: status too_long"]
 
 
 def test_clarifying_question_names_two_or_three_intents():
@@ -326,18 +340,18 @@ def test_route_py_routes_a_message_with_the_real_server(client, run_script):
     # Integration: the test server runs the 0.5B model, so the thresholds (fitted on the 1.5B
     # model's calib answers) do not carry over: refused, unless --other-model, then said and routed.
     message = "my card still hasn't arrived, it's been two weeks"
-    calib, calibrate, thresholds = thresholds_from(route_args(message))
+    path = default_router_path("banking77")
+    router = read_router(path)
     info = client.model_info()
-    if {r.model for r in calib.records} != {info["model"]}:
+    if router.model != info["model"]:
         with pytest.raises(ValueError, match="a calibration does not carry over"):
-            connect(calib, other_model=False)
+            check_model(router, path, info, other_model=False)
         assert run_script("08-routes/route.py", message, env={"LLAMA_URL": client.url}).returncode == 2
-        assert other_model_warning(info, calib).startswith(f"warning: the server runs {info['model']}")
+        assert check_model(router, path, info, other_model=True).startswith(f"warning: the server runs {info['model']}")
     prompt = load_prompt()
-    record = ask_live(client, prompt, message, info["model"])
-    assert record.text == message and record.model == info["model"]
+    record = ask_answer(client, prompt, message)
     assert record.status != "ok" or (record.code in prompt.codes and 0.0 <= record.confidence <= 1.0)
-    assert route_of(record, calibrated_of(record, calibrate), thresholds) in ("act", "ask", "hand_over")
+    assert route_of(record, calibrated_of(record, router), router) in ("act", "ask", "hand_over")
     result = run_script("08-routes/route.py", "--other-model", message, env={"LLAMA_URL": client.url})
     assert result.returncode == 0, result.stderr
 
@@ -349,9 +363,9 @@ def test_route_py_routes_a_clinc150_message_with_the_real_server(client, run_scr
     calib, calibrate, thresholds = thresholds_from(route_args("--dataset", "clinc150", message))
     assert calib.path.name == "clinc150-calib.jsonl"
     prompt = load_prompt("clinc150")
-    record = ask_live(client, prompt, message, client.model_info()["model"])
+    record = ask_answer(client, prompt, message)
     assert record.status != "ok" or re.fullmatch(r"[A-K]-[A-Z]", record.code)
-    calibrated = calibrated_of(record, calibrate)
+    calibrated = calibrate(record) if record.status == "ok" else 0.0
     route = route_of(record, calibrated, thresholds)
     if record.code == "K-A":
         assert route == "hand_over"

@@ -37,7 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # and this beyond fold
 from guarantee import DELTA, Certification, add_delta_argument, confidence_percent, lower_bound
 from intervals import LEVEL, percent_down
 from routes import (ACT_COLUMNS, ASK_TARGET, CALIBRATION, TARGET, Calibrator, Thresholds, act_row, add_threshold_arguments,
-                    asked_on, best_cut, closing_line, fit_ask, fit_from, fit_inputs, fit_thresholds,
+                    asked_on, ask_cuts, best_cut, closing_line, fit_from, fit_inputs, fit_thresholds,
                     print_routes_on, report, route_all, support_warning, threshold_lines)
 from results_record import ResultsLine
 from calib_split import add_fit_arguments, load_fit_and_report
@@ -109,8 +109,9 @@ def fit_certified(calib: list[ResultsLine], calibrate: Calibrator, target: float
     certification = certified_coverage(accuracy_coverage(raw, corrects), target, delta)
     act = certification.point
     acted = [act is not None and score >= act.threshold for score in raw]
-    return CertifiedThresholds(target, ask_target, act, fit_ask(answers, calibrated, acted, ask_target),
-                               best_cut(list(zip(calibrated, corrects))), len(answers), out_of_scope, certification=certification)
+    ask, ask_floor = ask_cuts(answers, calibrated, acted, ask_target)
+    return CertifiedThresholds(target, ask_target, act, ask, best_cut(list(zip(calibrated, corrects))), len(answers),
+                               out_of_scope, ask_floor=ask_floor, certification=certification)
 
 
 def fit_rule(calib: list[ResultsLine], calibrate: Calibrator, target: float = TARGET, ask_target: float = ASK_TARGET,
