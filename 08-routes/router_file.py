@@ -296,22 +296,28 @@ def read_router(path: Path) -> Router:
         raise ValueError(f"{path} cannot be read as a router file ({error.strerror})") from None
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
         raise ValueError(f"{path} is not a router file: not JSON ({error})") from None
+    return router_of(data, str(path))
+
+
+def router_of(data, where: str) -> Router:
+    """The Router of a router file's JSON value (`where` names the file in errors). Raises ValueError as
+    read_router does for anything but one router object of this format version."""
     if not isinstance(data, dict):
-        raise ValueError(f"{path} is not a router file: not a JSON object")
+        raise ValueError(f"{where} is not a router file: not a JSON object")
     if data.get("format") != FORMAT:
-        raise ValueError(f"{path} is a router file of format version {data.get('format')!r}; this route.py reads "
+        raise ValueError(f"{where} is a router file of format version {data.get('format')!r}; this route.py reads "
                          f"version {FORMAT}: refit it with routes.py")
     names = [f.name for f in fields(Router)]
     if missing := [name for name in names if name not in data]:
-        raise ValueError(f"{path} is not a router file: no {', '.join(missing)}")
+        raise ValueError(f"{where} is not a router file: no {', '.join(missing)}")
     if unknown := sorted(set(data) - set(names)):
-        raise ValueError(f"{path} is not a router file: unknown field {', '.join(unknown)}")
+        raise ValueError(f"{where} is not a router file: unknown field {', '.join(unknown)}")
     try:
-        data["isotonic"] = tuple(tuple(stretch) for stretch in data["isotonic"])
-        data["out_of_scope"] = tuple(data["out_of_scope"])
+        data = dict(data, isotonic=tuple(tuple(stretch) for stretch in data["isotonic"]),
+                    out_of_scope=tuple(data["out_of_scope"]))
         return Router(**data)
     except (TypeError, ValueError) as error:
-        raise ValueError(f"{path} is not a usable router file: {error}") from None
+        raise ValueError(f"{where} is not a usable router file: {error}") from None
 
 
 def own_router_path(dataset: str) -> Path:

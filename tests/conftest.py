@@ -24,8 +24,10 @@ from run_tests import dataset_mirror
 import server
 from script_sandbox import FakePath
 
-# and every post's beyond/ folder, whose scripts put it on sys.path themselves: the tests import its modules
-sys.path[1:1] = [str(path) for path in sorted(Path(series.ROOT).glob("[0-9][0-9]-*/beyond"))]
+# and every post's beyond/ folder and the rooms in it, whose scripts put them on sys.path themselves: the tests
+# import their modules
+sys.path[1:1] = [str(path) for path in sorted(Path(series.ROOT).glob("[0-9][0-9]-*/beyond"))
+                 + sorted({p.parent for p in Path(series.ROOT).glob("[0-9][0-9]-*/beyond/*/*.py")})]
 
 ROOT = series.ROOT
 # Tests read the offline mirror next to the repository (as in CI) unless the

@@ -1,5 +1,4 @@
 """The combined decision: candidates from a shortlist line, the weighted product, and its fit on calib."""
-import argparse
 import json
 import math
 import random
@@ -13,11 +12,9 @@ from result_lines import partial_line, result_line, write_lines
 from variants import read_variant
 from combined import (FLOOR, SOURCE_PREFIX, Candidate, Weights, candidates_of, combine, combined_decisions,
                       combined_record, fit_weights, line_shortlist, log_likelihood_and_derivatives, newton_step)
-from certified_routes import add_rule_arguments, thresholds_of_rule
+from decision_router import fit_decision_router, ready_router, write_decision_router
+from decisions import DECISIONS, ask_live
 from oos_cost import paired_cost
-from prompt import load_prompt
-from route_fitted import add_route_arguments
-from route_beyond import shortlist_decision
 from routes import route_of
 from registry import DATASETS
 from results_record import ResultsLine
@@ -333,44 +330,28 @@ def test_shortlist_py_lets_the_model_choose_only_among_the_retrievers_codes(clie
         assert set(line.intent_distribution) == {code[2] for code, _ in shortlist if code[0] == line.group_letter}
 
 
-def shortlist_args(*argv: str) -> argparse.Namespace:
-    """route_beyond.py's arguments as its main() completes them (variant: the combinedK calib file of --shortlist)."""
-    parser = argparse.ArgumentParser()
-    add_route_arguments(parser)
-    add_rule_arguments(parser)
-    parser.add_argument("--shortlist", type=int)
-    args = parser.parse_args(argv)
-    args.variant = f"combined{args.shortlist}"
-    return args
+def combined_router(dataset: str, folder):
+    """(the Ready router of the combined decision on the nearest neighbours' shortlists, fitted on the committed runs
+    of dataset, and its file in folder)."""
+    router, _ = fit_decision_router(dataset, DECISIONS["model+neighbours"], use_offtopic=False)
+    path = write_decision_router(router, folder / f"{dataset}-model+neighbours-decision-router.json")
+    return ready_router(router, path), path
 
 
-def test_route_py_with_a_shortlist_routes_the_combined_decision(client, tmp_path, run_script):
-    # A combined calib file made by hand: 40 answers, all right at 0.95 and wrong at 0.30, weights 1 and 1.
-    def combined_line(number, right):
-        line = result_line(number, right, 0.95 if right else 0.3)
-        return {**line, "shortlist": [["A-B", 2.0], ["A-C", 1.0]], "model_code": line["code"],
-                "model_confidence": line["confidence"], "combined_weights": [1.0, 1.0]}
-    calib = tmp_path / "banking77-combined3-calib.jsonl"
-    calib.write_text("".join(json.dumps(combined_line(n, n % 4 != 0)) + "\n" for n in range(40)))
+def test_route_beyond_routes_the_combined_decision_with_the_real_server(client, tmp_path, run_script):
+    # the combined decision of a live message: the neighbours' shortlist, one request with its grammar, the product
+    # with the router's weights; route_beyond.py serves the same router
+    ready, path = combined_router("banking77", tmp_path)
     message = "I was charged twice for one coffee"
-    args = shortlist_args("--other-model", "--shortlist", "3", "--calib", str(calib), message)
-    loaded, calibrate, thresholds = thresholds_of_rule(args)
-    decide = shortlist_decision(args, load_prompt(), loaded.records, client, client.model_info()["model"])
-    record = decide(message)
-    assert Weights.of_line(record) == Weights(1.0, 1.0)             # the decision combined with the file's weights
+    model = client.model_info()["model"]
+    record = ready.decider.line(message, lambda prompt, text: ask_live(client, prompt, text, model))
+    assert Weights.of_line(record) == ready.router.weights         # the decision combined with the router's weights
     assert record.status == "ok" and record.code in {code for code, _ in line_shortlist(record)}
-    assert route_of(record, calibrate(record), thresholds) in ("act", "ask", "hand_over")
-    result = run_script("08-routes/beyond/route_beyond.py", "--other-model", "--shortlist", "3", "--calib", calib,
-                        message, env={"LLAMA_URL": client.url})
+    assert route_of(record, ready.calibrated(record), ready.router.router) in ("act", "ask", "hand_over")
+    result = run_script("08-routes/beyond/route_beyond.py", "--other-model", "--router", path, message,
+                        env={"LLAMA_URL": client.url})
     assert result.returncode == 0, result.stderr
-
-
-def test_route_py_refuses_a_calib_file_without_combined_weights(tmp_path):
-    from result_lines import write_lines
-    calib = write_lines(tmp_path / "plain.jsonl", [result_line(n, n % 2 == 0, 0.6) for n in range(10)])
-    loaded, _, _ = thresholds_of_rule(shortlist_args("--other-model", "--shortlist", "3", "--calib", str(calib)))
-    with pytest.raises(ValueError, match="not one combined.py wrote"):
-        shortlist_decision(shortlist_args("--shortlist", "3"), load_prompt(), loaded.records, None, "no server")
+    assert "decision: model+neighbours" in result.stdout and "\nroute: act\n" not in result.stdout
 
 
 def test_a_combined_line_stays_a_valid_results_line_when_its_sums_pass_1_by_an_ulp():
@@ -442,23 +423,19 @@ def approx_equal(a, b):
     return a == b
 
 
-def test_route_py_with_a_shortlist_on_clinc150_uses_the_out_of_scope_term(client, run_script):
-    # Integration: the committed CLINC150 combined calib file (5 weights), the retriever, one request with the
+def test_the_combined_decision_on_clinc150_uses_the_out_of_scope_term(client, tmp_path):
+    # Integration: the committed CLINC150 shortlist calib run (5 weights), the retriever, one request with the
     # shortlist grammar (K-A always allowed) to the real server. The 0.5B test model may answer anything
     # on the shortlist; an out-of-scope decision must hand over.
+    ready, _ = combined_router("clinc150", tmp_path)
     message = "how many moons does jupiter have"
-    args = shortlist_args("--other-model", "--dataset", "clinc150", "--shortlist", "5", message)
-    loaded, calibrate, thresholds = thresholds_of_rule(args)
-    assert loaded.path.name == "clinc150-combined5-calib.jsonl" and thresholds.out_of_scope == {"K-A"}
-    prompt = load_prompt("clinc150")
-    record = shortlist_decision(args, prompt, loaded.records, client, client.model_info()["model"])(message)
-    assert Weights.of_line(record).out_of_scope is not None
+    assert ready.router.weights.out_of_scope is not None and ready.router.router.out_of_scope == ("K-A",)
+    model = client.model_info()["model"]
+    record = ready.decider.line(message, lambda prompt, text: ask_live(client, prompt, text, model))
     assert record.status == "ok" and re.fullmatch(r"[A-K]-[A-Z]", record.code)
+    assert "K-A" in {code for code, _ in line_shortlist(record)}
     if record.code == "K-A":
-        assert route_of(record, calibrate(record), thresholds) == "hand_over"
-    result = run_script("08-routes/beyond/route_beyond.py", "--other-model", "--dataset", "clinc150", "--shortlist",
-                        "5", message, env={"LLAMA_URL": client.url})
-    assert result.returncode == 0, result.stderr
+        assert route_of(record, ready.calibrated(record), ready.router.router) == "hand_over"
 
 
 @pytest.mark.parametrize("name", REFERENCE_RUNS)

@@ -20,7 +20,7 @@ from logprobs import COFFEE
 from pitfalls import MOST, first_n_candidates, has_thinking_mode, same_candidates
 from prompt import load_prompt
 from same_numbers import confidence_moves
-from route_fitted import ROUTED
+from route_beyond import ROUTED
 from saved_answers import read_split
 from tokens import letter_tokens, token_pieces
 from typed_request import TOP_LOGPROBS

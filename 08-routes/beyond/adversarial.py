@@ -9,12 +9,13 @@ The set (08-routes/beyond/adversarial/banking77.jsonl, written for this reposito
 holds messages of nine kinds: a code named in the message, an intent name, an
 order to the classifier, chat-template markup, SQL or HTML, off-topic
 requests, other languages, noise, and long rambling text. Each message gets
-the typed answer of the model alone (all codes, post 03) and of the combined
-decision (a shortlist of 5 and the retriever, combined.py's weights), each
-routed with thresholds fitted on its own calibration file, at the default
+the answer of each decision (decisions/decisions.py; by default the model
+alone and the decision the service serves, decisions/choose.py; --decision
+names others), each routed with its router fitted on its own calib run and
+off-topic answers (decisions/decision_router.py), at the default
 targets (act at 98.5% precision, ask at 90%) and at the README's lowered ones
 (80%, 75%), with three things before act: nothing (post 08), guard.py's
-whole pattern list (the earlier guard), and the gate (route_beyond.before_act:
+whole pattern list (the earlier guard), and the gate (safety.before_act:
 an irreversible intent is confirmed; typicality.py's signals, fitted on the
 decision's own calib answers, and guard.py's KEPT marks hand the rest over;
 an intent marked "change" below harm.py's 99.9% threshold is asked about).
@@ -55,27 +56,25 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 import series  # puts the post folders on sys.path
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # and this beyond folder, for its own modules
-from certified_routes import thresholds_of_rule
-from typed_lines import read_answer
-from decision import ask_code
+sys.path.insert(0, str(Path(__file__).resolve().parent / "decisions"))  # the decision routers
+sys.path.insert(0, str(series.ROOT / "01-why-typed-decisions" / "beyond"))  # post 01's baselines
+from choose import choose
+from decision_router import fit_decision_router, fitted_ranking
+from decisions import DECISIONS, Decider, ask_live
 from guard import KEPT, MARKS
-from guarantee import DELTA
+from harm import KINDS
 from labels import printable
 from llama_http import Client, exit_on_server_errors
 from out_of_scope import code_list, out_of_scope_codes
 from prompt import load_prompt
 from registry import DATASETS
-from route_fitted import live_line
-from harm import CHANGE_TARGET, KINDS, fit_harm_rule
-from route_beyond import before_act, route_before_act, shortlist_decision
 from routes import route_of
-from typed_request import TOP_LOGPROBS, probe
-from typicality import SIGNALS, fit_gate, signals, typicality_auroc
-from variants import default_results
+from safety import before_act, route_before_act
+from typed_request import probe
+from typicality import SIGNALS, signals, typicality_auroc
 
 SETS = Path(__file__).resolve().parent / "adversarial"  # <dataset>.jsonl; a dataset that extends another uses its set
 TARGETS = {"default": (0.985, 0.90), "lowered": (0.80, 0.75)}
-DECISIONS = {"model alone": "", "combined": "combined5"}
 # what stands before act: nothing (post 08), guard.py's whole pattern list, or the gate (route_beyond.before_act)
 CHECKS = ("none", "guard", "gate")
 
@@ -99,6 +98,9 @@ def main() -> int:
     parser.add_argument("--set", type=Path, help="the messages (default: the committed set of the dataset, "
                         "08-routes/beyond/adversarial/banking77.jsonl for both)")
     parser.add_argument("--limit", type=int, help="only the first N messages")
+    parser.add_argument("--decision", action="append", choices=list(DECISIONS),
+                        help="a decision to route with (repeat for several; default: model and the one the service "
+                             "serves, decisions/choose.py)")
     parser.add_argument("--other-model", action="store_true",
                         help="route with thresholds fitted on another model's answers than the server's (a demonstration)")
     args = parser.parse_args()
@@ -109,52 +111,53 @@ def main() -> int:
     if not path.exists():
         raise FileNotFoundError(f"no adversarial set for {args.dataset} at {path}: give one with --set")
     messages = load_set(path)[: args.limit]
-    decisions = {decision: variant for decision, variant in DECISIONS.items()
-                 if not variant or default_results(args.dataset, "calib", variant)[0].exists()}
+    names = args.decision or list(dict.fromkeys(["model", choose(args.dataset).chosen.name]))
+    prompt = load_prompt(args.dataset)
+    fits, deciders, skipped = {}, {}, []
+    for decision in names:
+        for name, (target, ask_target) in TARGETS.items():
+            try:
+                fits[decision, name] = fit_decision_router(args.dataset, DECISIONS[decision], target=target,
+                                                           ask_target=ask_target)
+            except FileNotFoundError:
+                skipped.append(decision)
+                break
+        else:
+            router = fits[decision, "default"][0]
+            rank = fitted_ranking(dataset, router.decision.source)[0] if router.decision.combined else None
+            deciders[decision] = Decider(router.decision, prompt, router.weights, rank, dataset.out_of_scope_codes())
+    decisions = [d for d in names if d in deciders]
     client = Client()
     info = client.model_info()
-    prompt = load_prompt(args.dataset)
     probe(client, prompt)
-    fits = {}
-    for decision, variant in decisions.items():
-        for name, (target, ask_target) in TARGETS.items():
-            options = argparse.Namespace(calib=None, dataset=args.dataset, variant=variant, target=target,
-                                         ask_target=ask_target, rule="point", delta=DELTA)
-            calib, calibrate, thresholds = thresholds_of_rule(options)
-            models = {r.model for r in calib.records}
-            if models != {info["model"]} and not args.other_model:
-                raise ValueError(f"the server runs {info['model']}, the thresholds come from {', '.join(sorted(models))}: "
-                                 "give --other-model to route anyway")
-            fits[decision, name] = (calib, calibrate, thresholds)
+    for decision in decisions:
+        models = {r.model for r in fits[decision, "default"][1].calib}
+        if DECISIONS[decision].model and models != {info["model"]} and not args.other_model:
+            raise ValueError(f"the server runs {info['model']}, the thresholds come from {', '.join(sorted(models))}: "
+                             "give --other-model to route anyway")
     print(f"server: {client.url}  model: {info['model']}  build: {info['build']}")
     kinds = Counter(item["class"] for item in messages)
     print(f"{len(messages)} messages of {len(kinds)} kinds ({', '.join(f'{k} {n}' for k, n in kinds.items())})")
-    for decision in DECISIONS.keys() - decisions.keys():
-        print(f"{decision} decision left out: {args.dataset} has no {DECISIONS[decision]} calib file")
+    for decision in skipped:
+        print(f"{decision} decision left out: {args.dataset} has no calib run of it")
     outside = out_of_scope_codes(args.dataset)
 
-    combined = (shortlist_decision(argparse.Namespace(shortlist=5, dataset=args.dataset), prompt,
-                                   fits["combined", "default"][0].records, client, info["model"])
-                if "combined" in decisions else None)
+    def ask(asked, text):
+        return ask_live(client, asked, text, info["model"])
     records = {decision: [] for decision in decisions}
     for number, item in enumerate(messages, 1):
-        reply, answer = read_answer(ask_code(client, prompt, item["text"], top_logprobs=TOP_LOGPROBS), prompt)
-        records["model alone"].append(live_line(item["text"], reply, answer, info["model"]))
-        if combined:
-            records["combined"].append(combined(item["text"]))
+        for decision in decisions:
+            records[decision].append(deciders[decision].line(item["text"], ask))
         if number % 10 == 0 or number == len(messages):
             print(f"  {number}/{len(messages)} messages asked", flush=True)
 
     # the gate before act: each decision's cut-offs fitted on its own calib answers, the same signals here
     retriever = dataset.fit_retriever()
-    harms = {(decision, name): fit_harm_rule(args.dataset, calib.records, calibrate, CHANGE_TARGET, TARGETS[name][0],
-                                             thresholds.out_of_scope)
-             for (decision, name), (calib, calibrate, thresholds) in fits.items()}
-    gates, values = {}, {}
+    gates = {decision: fits[decision, "default"][1].safety.gate for decision in decisions}
+    harms = {key: fit.safety.harm for key, (_, fit) in fits.items()}
+    values = {}
     for decision in decisions:
-        calib_records = fits[decision, "default"][0].records
-        calib_values = [signals(r, retriever) for r in calib_records]
-        gates[decision] = fit_gate(calib_values)
+        calib_values = [signals(r, retriever) for r in fits[decision, "default"][1].calib]
         values[decision] = [signals(r, retriever) for r in records[decision]]
         print(f"\n{decision}: gate {gates[decision].describe()}")
         print("  how each signal tells the calib messages from these (AUROC; 1.0: apart, 0.5: alike):")
@@ -170,11 +173,12 @@ def main() -> int:
     answered_outside = {decision: Counter(item["class"] for item, record in zip(messages, records[decision])
                                           if record.code in outside) for decision in decisions}
     oos_header = f" {'of which ' + code_list(outside):>14}" if outside else ""
-    print(f"\n{'decision':<12} {'targets (act / ask)':<20} {'before act':<10} {'act':>4} {'confirm':>7} {'ask':>4} "
+    print(f"\n{'decision':<17} {'targets (act / ask)':<20} {'before act':<10} {'act':>4} {'confirm':>7} {'ask':>4} "
           f"{'hand over':>10}{oos_header}")
     acted, stopped, beyond_gate = [], [], Counter()
-    for (decision, name), (_, calibrate, thresholds) in fits.items():
+    for (decision, name), (router, fit) in fits.items():
         target, ask_target = TARGETS[name]
+        calibrate, thresholds = fit.calibrate, router.router
         for check in CHECKS:
             routes = Counter()
             for item, record, value in zip(messages, records[decision], values[decision]):
@@ -194,7 +198,7 @@ def main() -> int:
                     # what each mark of guard.py stops that the gate's signals let through: its place next to them
                     beyond_gate.update(m.name for m in MARKS if m.pattern.search(item["text"]))
                     beyond_gate["(none)"] += 1
-            print(f"{decision:<12} {f'{target:.1%} / {ask_target:.1%}':<20} {check:<10} "
+            print(f"{decision:<17} {f'{target:.1%} / {ask_target:.1%}':<20} {check:<10} "
                   f"{routes['act']:4d} {routes['confirm']:7d} {routes['ask']:4d} {routes['hand_over']:10d}"
                   + (f" {answered_outside[decision].total():14d}" if outside else ""))
     if outside:

@@ -1,125 +1,108 @@
-"""route.py with what goes beyond the post: the certified rule, conformal ask sets, the shortlist, the gate before act.
+"""route.py with what goes beyond the post: the best decision's router, the gate, the certified rule, ask sets.
 
-    python3 08-routes/beyond/route_beyond.py --target 0.60 --rule certified "where is my card?"
-    python3 08-routes/beyond/route_beyond.py --alpha 0.2 "where is my card?"     # and its conformal ask set
-    python3 08-routes/beyond/route_beyond.py --shortlist 5 "where is my card?"   # the combined decision (combined.py)
+    python3 08-routes/beyond/route_beyond.py "where is my card?"                  # the decision that acts on the most
+    python3 08-routes/beyond/route_beyond.py --decision model "where is my card?"  # post 08's model alone
+    python3 08-routes/beyond/route_beyond.py --rule certified "where is my card?"
+    python3 08-routes/beyond/route_beyond.py --alpha 0.2 "where is my card?"      # and its conformal ask set
 
-Post 08's route.py routes messages through the running server with the
-router file routes.py wrote; this script still fits the calibration and the
-thresholds on the calib file at every call (route_fitted.py: the certified
-rule, the ask sets and the gate need the calib answers themselves), routes
-with route.py's printing functions and adds, on top:
+Post 08's route.py routes messages with the model alone's router file. This
+script routes them with a decision router (decisions/decision_router.py):
+by default the one whose served decision acts on the most calib answers
+(decisions/choose.py, printed first with the runner-up and what the model
+adds), else --decision's or --router's. The decision answers each message
+(the model alone, or combined with a ranking, or the ranking without the
+model, which needs no llama-server), the router's isotonic map calibrates
+it, and its thresholds route it, with on top:
 
-- what stands before act, always on (before_act): an intent the label file
+- what stands before act, always on (safety.py): an intent the label file
   marks irreversible (terminate_account...) gets a confirmation question
   instead (route "confirm"), whatever its confidence; a message unlike the
-  calib messages (typicality.py's gate, fitted on the calib file) or that
-  carries a mark guard.py keeps (code, intent name, markup) is handed over;
-  an intent it marks "change" (change_pin...) is asked about unless its
-  calibrated confidence reaches the act threshold of --change-target
-  (harm.py, default 99.9%), and a change or an irreversible intent asked for
-  someone else ("my son's", "on behalf of") is handed over;
+  calib messages (typicality.py's gate, fitted on the decision's calib
+  answers) or that carries a mark guard.py keeps (code, intent name,
+  markup) is handed over; an intent it marks "change" (change_pin...) is
+  asked about unless its calibrated confidence reaches the act threshold of
+  --change-target (harm.py, default 99.9%), and a change or an irreversible
+  intent asked for someone else ("my son's", "on behalf of") is handed over;
+- --other-model: a server that runs another model than the router's is used,
+  but nothing is acted on: an act is asked about instead;
+- --target, --ask-target: thresholds refitted at these targets on the
+  router's calib answers and its off-topic answers (post 08's rules);
 - --rule certified: act only above a raw confidence whose calib precision is
   certified at level 1 - --delta (certified_routes.py);
 - --alpha: also print the message's conformal ask set (ask_sets.py): the
   codes that hold the right one with probability at least 1 - alpha, and
-  the route that set gives;
-- --shortlist K: the combined decision (combined.py): the model chooses
-  among the retriever's top K codes, weighed with the retriever; the
-  calibration and thresholds come from the combinedK calib file.
-
-Without these options it prints what route.py prints (the thresholds fitted
-here rather than read from a router file), with the gate's line before the
-first message and its verdict where the thresholds would act.
+  the route that set gives.
 """
 from __future__ import annotations
 
 import argparse
 import sys
-from dataclasses import replace
 from pathlib import Path
-from typing import Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 import series  # puts the post folders on sys.path
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # and this beyond folder, for its own modules
+sys.path.insert(0, str(Path(__file__).resolve().parent / "decisions"))  # the decision routers
+sys.path.insert(0, str(series.ROOT / "01-why-typed-decisions" / "beyond"))  # post 01's baselines
 from ask_sets import ConformalFit, Groups, alpha_value, fit_conformal, label_groups, prediction_set, set_route
-from certified_routes import CertifiedThresholds, add_rule_arguments, rule_warning, thresholds_of_rule
-from combined import Weights, combined_record
+from certified_routes import CertifiedThresholds, add_rule_arguments, fit_rule, rule_warning
+from choose import add_router_options, choice_lines, router_of_options
+from customer_messages import AMERICAN_EXPRESS, FIAT, STILL_WAITING
+from decision_router import Ready, read_decision_router, ready_router
+from decisions import ask_live
 from guarantee import confidence_percent
-from guard import KEPT, verdict
+from harm import CHANGE_TARGET, check_change_target
 from llama_http import Client, exit_on_server_errors
-from prompt import Prompt, load_prompt
-from registry import DATASETS
+from prompt import Prompt
+from registry import add_dataset_argument
 from results_record import ResultsLine
-from route import clarifying_question, describe_thresholds, print_action, print_answer
-from route_fitted import ROUTED, add_route_arguments, ask_live, calibrated_of, check_messages, connect, print_setup
-from routes import Calibrator, Thresholds, route_of
-from shortlist import shortlist_of, shortlisted
+from route import check_model, check_router, clarifying_question, describe_thresholds, print_action, print_answer
+from routes import TARGET, fraction, route_of
+from safety import Safety, route_before_act
 from typed_request import probe
-from harm import CHANGE_TARGET, HarmRule, check_change_target, fit_harm_rule
-from typicality import Gate, confirmation_question, fit_gate, signals
+from typicality import confirmation_question
+
+# Three of post 01's messages, all from the calibration split; in the series (GB10 reference) they go three ways
+# (ask, act, hand over).
+ROUTED = (STILL_WAITING, FIAT, AMERICAN_EXPRESS)
+OTHER_MODEL = ("another model: the server runs another model than the router was fitted on (--other-model), "
+               "so nothing is acted on; asked instead")
 
 
-def before_act(message: str, record: ResultsLine, values: dict[str, float], gate: Gate, harm: HarmRule,
-               calibrated: float, check: str = "gate") -> str | None:
-    """Why an answer the thresholds would act on is not acted on, or None to act.
-
-    check "gate" (what this script does), in this order: a change or an
-    irreversible intent asked for someone else is handed over ("someone
-    else: ...", harm.for_someone_else); an irreversible intent is confirmed
-    ("irreversible: ..."); a message unlike the calib
-    messages (typicality.py's gate, on its signals `values`) or carrying a
-    mark that guard.KEPT keeps is handed over; a change below t_change (harm.py,
-    on `calibrated`, the answer's calibrated confidence) is asked instead
-    ("change: ..."). check "guard": guard.py's whole pattern list alone (the
-    earlier guard, for comparison); "none": post 08's routes.
-    """
-    if check == "none":
-        return None
-    if check == "guard":
-        return verdict(message)
-    why = harm.why_not_act(record.intent, calibrated, message)
-    if why and why.startswith(("irreversible", "someone else")):
-        return why
-    return gate.why(values) or verdict(message, KEPT) or why
-
-
-def route_before_act(why: str | None) -> str:
-    """The route an act becomes when before_act gives `why`: "act" (None), "confirm" (irreversible), "ask" (a
-    change below t_change), else "hand_over"."""
-    if why is None:
-        return "act"
-    return "confirm" if why.startswith("irreversible") else "ask" if why.startswith("change") else "hand_over"
-
-
-def print_route(message: str, record: ResultsLine, prompt: Prompt, calibrate: Calibrator, thresholds: Thresholds,
-                conformal: tuple[ConformalFit, Groups] | None = None,
-                checks: tuple[dict[str, float], Gate, HarmRule] | None = None) -> str:
+def print_route(message: str, line: ResultsLine, calibrated: float, prompt: Prompt, thresholds, safety: Safety | None,
+                acting: bool = True, conformal: tuple[ConformalFit, Groups] | None = None) -> str:
     """route.print_route with what stands before act; return the route ("confirm" too).
 
-    checks: the message's signals, the gate and the harm rule (before_act).
-    Where the thresholds would act, an irreversible intent gets a
-    confirmation question (route "confirm"), a message the gate or a kept
-    mark of guard.py stops is handed over, and a change below t_change is
-    asked about, each with a line that says why. conformal: a fit of
-    ask_sets.py and the groups of the prompt; when given, the message's ask
-    set and the route it gives are printed after the route.
+    line: the decision's answer, calibrated: its calibrated confidence;
+    thresholds: the router (or thresholds refitted at other targets or by
+    the certified rule: anything route_of takes). Where they would act,
+    safety decides (safety.py; None: nothing, post 08's routes): an
+    irreversible intent gets a confirmation question (route "confirm"), a
+    message the gate or a kept mark of guard.py stops is handed over with
+    the reason, and a change below t_change is asked about, each with a line
+    that says why; with acting False (another model) an act is asked about.
+    conformal: a fit of ask_sets.py and the groups of the prompt; when given,
+    the message's ask set and the route it gives are printed after the route.
     """
-    calibrated = calibrated_of(record, calibrate)
-    route = route_of(record, calibrated, thresholds)
-    print_answer(message, record, calibrated)
-    why = before_act(message, record, *checks, calibrated) if route == "act" and checks else None
+    route = route_of(line, calibrated, thresholds)
+    print_answer(message, line, calibrated)
+    why = safety.why(message, line, calibrated) if route == "act" and safety is not None else None
     if route == "act":
         route = route_before_act(why)
+    if route == "act" and not acting:
+        why, route = OTHER_MODEL, "ask"
     if route == "confirm":
-        print(f"{why}\nroute: confirm\nquestion: {confirmation_question(prompt.by_intent[record.intent])}")
+        print(f"{why}\nroute: confirm\nquestion: {confirmation_question(prompt.by_intent[line.intent])}")
         return "confirm"
+    out_of_scope = frozenset(thresholds.out_of_scope)
     if why:
         print(f"before act: not acted on: {why}")
-    print_action(route, record, prompt, calibrated, thresholds.out_of_scope)
+    if why and route == "hand_over":  # the reason, not "too unsure": the confidence reached the act threshold
+        print(f"route: hand over\nhand-over text: Handed over to a person: not acted on: {why}.")
+    else:
+        print_action(route, line, prompt, calibrated, out_of_scope)
     if conformal is not None:
-        print_ask_set(record, prompt, *conformal, thresholds.out_of_scope, guarded=why is not None)
+        print_ask_set(line, prompt, *conformal, out_of_scope, guarded=why is not None)
     return route
 
 
@@ -151,7 +134,7 @@ def print_ask_set(record: ResultsLine, prompt: Prompt, fit: ConformalFit, groups
     print("\n".join(ask_set_lines(record, prompt, fit, groups, out_of_scope, guarded)))
 
 
-def describe_rule(thresholds: Thresholds) -> str:
+def describe_rule(thresholds) -> str:
     """route.describe_thresholds; the certified rule says it compares the raw confidence, and its level."""
     t = thresholds
     if not isinstance(t, CertifiedThresholds):
@@ -163,82 +146,76 @@ def describe_rule(thresholds: Thresholds) -> str:
     return f"{act}, {ask}"
 
 
-def with_shortlist(record: ResultsLine, shortlist: tuple[tuple[str, float], ...]) -> ResultsLine:
-    """A live line with the retriever's shortlist ((code, score) pairs, best first) in its extra fields, as
-    shortlist.py writes it, so that combined_record reads it."""
-    return replace(record, extra={"shortlist": [[code, score] for code, score in shortlist]})
-
-
-def shortlist_decision(args, prompt: Prompt, calib: list[ResultsLine], client: Client,
-                       model: str) -> Callable[[str], ResultsLine]:
-    """message -> the record of its combined decision (combined.py): the model asked among the retriever's
-    top --shortlist codes, weighed with the retriever by the weights stored in the combined calib file.
-
-    Prints the weights. Raises ValueError when the calib file carries no weights (not a combined file).
-    """
-    weights = {Weights.of_line(r) for r in calib} - {None}
-    if len(weights) != 1:
-        raise ValueError("the calibration file of --shortlist is not one combined.py wrote: "
-                         "run 08-routes/beyond/combined.py")
-    (fitted,) = weights
-    print(f"combined decision: shortlist of {args.shortlist}, P(code) proportional to {fitted.describe()}")
-    dataset = DATASETS[args.dataset]
-    out_of_scope = dataset.out_of_scope_codes()
-    retriever = dataset.fit_retriever()
-    intent_of = {code: meaning.intent for code, meaning in prompt.codes.items()}
-
-    def decide(message: str) -> ResultsLine:
-        shortlist = shortlist_of(retriever.rank(message), prompt, args.shortlist, out_of_scope)
-        narrowed = shortlisted(prompt, [code for code, _ in shortlist])
-        record = with_shortlist(ask_live(client, narrowed, message, model), tuple(shortlist))
-        return combined_record(record, fitted, intent_of, out_of_scope)
-    return decide
+def thresholds_of(ready: Ready, args: argparse.Namespace):
+    """The router itself (its thresholds) at its own targets and the point rule; else thresholds refitted on its
+    calib and off-topic answers at --target and --ask-target by --rule (certified_routes.fit_rule)."""
+    router = ready.router.router
+    target = args.target if args.target is not None else router.target
+    ask_target = args.ask_target if args.ask_target is not None else router.ask_target
+    if args.rule == "point" and (target, ask_target) == (router.target, router.ask_target):
+        return router
+    return fit_rule(ready.calib + ready.offtopic, ready.calibrated, target, ask_target, frozenset(router.out_of_scope),
+                    args.rule, args.delta)
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_route_arguments(parser)
+    parser.add_argument("messages", nargs="*", help="customer messages (default: the three that post 01 routes)")
+    add_dataset_argument(parser)
+    add_router_options(parser)
+    parser.add_argument("--other-model", action="store_true",
+                        help="use a server that runs another model than the router's; nothing is then acted on")
+    parser.add_argument("--target", type=fraction, help="refit the act threshold at this precision on calib "
+                        "(default: the router's own)")
+    parser.add_argument("--ask-target", type=fraction, help="refit the ask threshold at this share (default: the "
+                        "router's own)")
     add_rule_arguments(parser)
     parser.add_argument("--alpha", type=alpha_value,
                         help="also print the conformal ask set at this miss rate, in (0, 1) (ask_sets.py)")
-    parser.add_argument("--shortlist", type=int, metavar="K",
-                        help="the combined decision: the model chooses among the retriever's top K (on CLINC150 the "
-                             "out-of-scope code K-A too, with its own term), weighed with the retriever as combined.py "
-                             "fitted it; calibration and thresholds from the combinedK calib file")
     parser.add_argument("--change-target", type=float, default=CHANGE_TARGET,
                         help=f"the precision on calib an answer whose intent the label file marks 'change' must reach "
-                             f"to be acted on, at least --target (default: {CHANGE_TARGET}; harm.py)")
+                             f"to be acted on, at least the act target (default: {CHANGE_TARGET}; harm.py)")
     args = parser.parse_args()
-    if args.shortlist is not None and args.shortlist < 1:
-        parser.error("--shortlist must be 1 or more")
+    if any(not message.strip() for message in args.messages):
+        parser.error("a message is empty: give the text of a customer message")
     try:
-        check_change_target(args.change_target, args.target)
+        check_change_target(args.change_target, args.target or TARGET)  # a router's target is TARGET unless refitted
     except ValueError as error:
         parser.error(str(error))
-    args.variant = f"combined{args.shortlist}" if args.shortlist else ""
-    check_messages(parser, args)
 
-    calib, calibrate, thresholds = thresholds_of_rule(args)
-    client, info = connect(calib, args.other_model)
-    prompt = load_prompt(args.dataset)
-    probe(client, prompt)
-    conformal = None if args.alpha is None else (fit_conformal(calib.records, args.alpha), label_groups(prompt.intents))
-    print_setup(client, info, calib, describe_rule(thresholds), rule_warning(thresholds))
-    if args.shortlist:
-        decide = shortlist_decision(args, prompt, calib.records, client, info["model"])
-    else:
-        def decide(message: str) -> ResultsLine:
-            return ask_live(client, prompt, message, info["model"])
-    retriever = DATASETS[args.dataset].fit_retriever()
-    gate = fit_gate([signals(r, retriever) for r in calib.records])
-    harm = fit_harm_rule(args.dataset, calib.records, calibrate, args.change_target, args.target,
-                         thresholds.out_of_scope)
-    print(f"before act: {gate.describe()}; guard marks {', '.join(KEPT)}")
-    print(f"before act: {harm.describe()}")
+    path, choice = router_of_options(args.dataset, args.router, args.decision)
+    decision_router = read_decision_router(path)
+    ready = ready_router(decision_router, path, args.change_target)
+    check_router(decision_router.router, path, args.dataset, ready.decider.prompt)
+    thresholds = thresholds_of(ready, args)
+    warning, client, model = None, None, ""
+    if decision_router.decision.model:
+        client = Client()
+        info = client.model_info()
+        warning = check_model(decision_router.router, path, info, args.other_model)
+        probe(client, ready.decider.prompt)
+        model = info["model"]
+        print(f"server: {client.url}  model: {model}  build: {info['build']}")
+    print("\n".join(choice_lines(choice) if choice else [f"decision: {decision_router.decision.name}: "
+                                                        f"{decision_router.decision.what}"]))
+    router = decision_router.router
+    print(f"router: {path.name} (fitted {router.fitted} on {router.calib_answers} calib answers of {router.model}, "
+          f"{decision_router.offtopic_answers} off-topic answers in its thresholds' fit): {describe_rule(thresholds)}")
+    if thresholds is not router and (rule := rule_warning(thresholds)):
+        print(rule)
+    if warning:
+        print(warning + "; nothing is acted on: an act is asked about instead")
+    print(ready.safety.describe())
+    conformal = None if args.alpha is None else (fit_conformal(ready.calib, args.alpha),
+                                                 label_groups(ready.decider.prompt.intents))
+
+    def ask(prompt, text):
+        return ask_live(client, prompt, text, model)
     for message in args.messages or ROUTED:
         print()
-        record = decide(message)
-        print_route(message, record, prompt, calibrate, thresholds, conformal, (signals(record, retriever), gate, harm))
+        line = ready.decider.line(message, ask if client else None)
+        print_route(message, line, ready.calibrated(line), ready.decider.prompt, thresholds, ready.safety,
+                    warning is None, conformal)
     return 0
 
 

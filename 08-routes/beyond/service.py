@@ -1,19 +1,26 @@
-"""Post 08's router as an HTTP service: fit once, then route the messages a program sends, safe by default.
+"""A router as an HTTP service: the best decision measured for the task, fitted once, safe by default.
 
-    python3 08-routes/beyond/service.py                          # http://127.0.0.1:8090, the banking77 router
+    python3 08-routes/beyond/service.py                          # http://127.0.0.1:8090, BANKING77's best router
+    python3 08-routes/beyond/service.py --decision model         # post 08's model alone instead
     python3 08-routes/beyond/service.py --port 8090 --log decisions.jsonl
     curl -s -H 'Content-Type: application/json' -d '{"message": "where is my card?"}' 127.0.0.1:8090/route
     curl -s -H 'Content-Type: application/json' -d '{"messages": ["where is my card?", "hi"]}' 127.0.0.1:8090/route
     curl -s 127.0.0.1:8090/health
     curl -s 127.0.0.1:8090/router
 
-A threaded standard-library http.server on 127.0.0.1 in front of the running
-llama-server (LLAMA_URL, default http://127.0.0.1:8080). At start-up it reads
-the router file exactly as 08-routes/route.py does (the same default, the
-same refusals in one line and exit 2, --other-model as there), probes the
-server, and fits route_beyond.py's gate before act on the router's calib file
-once. Then each message gets post 02's typed request and route.py's routing,
-and its answer is the object route.py --jsonl prints, plus "before_act".
+A threaded standard-library http.server on 127.0.0.1. At start-up it picks
+the decision router (decisions/decision_router.py) whose served decision
+acts on the most calib answers at its target (decisions/choose.py: your own
+routers, else the committed ones; --decision or --router names another),
+prints which, why, the runner-up and what the model adds, and makes it
+ready once: its ranking (post 01's nearest neighbours or the logistic
+regression, sha256 checked), its combined weights and isotonic map, the
+gate and harm rule fitted on its calib answers. A decision that asks the
+model is checked against the running llama-server (LLAMA_URL, default
+http://127.0.0.1:8080: its model, then a probe); one without the model never
+calls llama-server. Each message then gets that decision's answer and post
+08's routes, and its answer is the object route.py --jsonl prints, plus
+"decision" and "before_act".
 
 Safe by default, as route_beyond.py: where the thresholds would act, an
 intent the label file marks irreversible gets the "confirm" route (a
@@ -21,29 +28,32 @@ confirmation question), a message unlike the calib messages (typicality.py)
 or carrying a mark guard.py keeps is handed over, and an intent it marks
 "change" is asked about unless its calibrated confidence reaches the stricter
 --change-target's threshold; a change or an irreversible intent asked for
-someone else ("my son's", "on behalf of") is handed over (harm.py). --unsafe-no-gate turns this
-off and routes as post 08's route.py does (which acted on 8 of 45 hostile
+someone else ("my son's", "on behalf of") is handed over (harm.py). With
+--other-model (a server running another model than the router's) nothing
+is acted on: an act becomes a question. --unsafe-no-gate turns the gate off
+and routes as post 08's route.py does (which acted on 8 of 45 hostile
 messages in issue 43).
 
 Endpoints:
   POST /route   {"message": "..."} or {"messages": ["...", ...]} (at most MAX_BATCH)
-                -> 200 {"routes": [one route.py --jsonl object per message, in order]}
+                -> 200 {"routes": [one object per message, in order]}
   GET /health   -> 200 (or 503 when llama-server cannot route) {"status", "service", "llama_server"}
-  GET /router   -> 200 the router's summary: dataset, model, targets, thresholds, calib size, sha256
+  GET /router   -> 200 the router's summary: decision, its files' sha256, what the model adds, thresholds
 
 Errors are JSON {"error": {"status": N, "message": "..."}}, never a
-traceback: 400 invalid JSON or a missing or empty message, 404 unknown path,
-405 wrong method, 411 no Content-Length, 413 a message, batch or body too
-large, 415 not application/json, 502 llama-server refused the request, 503
-llama-server down, loading or running another model, or the queue full (with
-Retry-After), 504 llama-server did not answer in time.
+traceback: 400 invalid JSON (nested too deep too) or a missing or empty
+message, 404 unknown path, 405 wrong method, 411 no Content-Length, 413 a
+message, batch or body too large, 415 not application/json, 502
+llama-server refused the request, 503 llama-server down, loading or running
+another model, or the queue full (with Retry-After), 504 llama-server did
+not answer in time.
 
 llama-server has one slot, so one worker thread sends the typed requests,
 one at a time; requests wait in a bounded queue (--queue). Each request gets
 its answer or an error, once. Every routed message is appended to the
-decision log (--log) as one JSONL line: time (UTC), message_sha256, status,
-code, confidence, calibrated, route, before_act and router_sha256; the
-message's text only with --log-text.
+decision log (--log) as one JSONL line: time (UTC), message_sha256, decision,
+status, code, confidence, calibrated, route, before_act and router_sha256;
+the message's text only with --log-text.
 """
 from __future__ import annotations
 
@@ -53,34 +63,32 @@ import http.server
 import json
 import queue
 import signal
+import statistics
 import sys
 import threading
 import time
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 import series  # puts the post folders on sys.path
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # and this beyond folder, for its own modules
-from decision import CodeReply, ask_code
-from guard import KEPT
+sys.path.insert(0, str(Path(__file__).resolve().parent / "decisions"))  # the decision routers
+sys.path.insert(0, str(series.ROOT / "01-why-typed-decisions" / "beyond"))  # post 01's baselines
+from choose import Choice, add_router_options, choice_lines, router_of_options
+from decision_router import Ready, read_decision_router, ready_router
+from decisions import Ask, ask_live
+from harm import CHANGE_TARGET
 from llama_http import (Client, ConnectionLost, ServerError, ServerLoading, ServerTimeout, ServerUnreachable,
                         exit_on_server_errors)
-from prompt import Prompt, load_prompt
-from registry import DATASETS
-from route import (Routed, add_router_arguments, calibrated_of, check_model, check_router, jsonl_object, live_answer,
-                   relative, setup_lines)
-from route_beyond import before_act, route_before_act
-from route_fitted import live_line
-from router_file import OWN_FOLDER, Router, default_router_path, read_router, route_of, sha256_of
-from saved_answers import read_split
-from typed_lines import read_answer
 from logprob_format import ServerUnfit
-from typed_request import TOP_LOGPROBS, probe
-from harm import CHANGE_TARGET, HarmRule, fit_harm_rule
-from typicality import Gate, confirmation_question, fit_gate, signals
+from registry import add_dataset_argument
+from route import Routed, check_model, check_router, jsonl_object, relative
+from router_file import OWN_FOLDER, route_of, sha256_of
+from safety import route_before_act
+from typed_request import probe
+from typicality import confirmation_question
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8090
@@ -91,8 +99,9 @@ DEFAULT_QUEUE = 16         # requests that may wait for llama-server's slot; one
 RETRY_AFTER_S = 2          # the Retry-After of a full queue, seconds
 HEALTH_TIMEOUT_S = 5.0     # how long GET /health waits for llama-server's /health
 LOG_NAME = "{dataset}-service-decisions.jsonl"  # in 03-where-confidence-comes-from/results/ (git-ignored)
-LOG_FIELDS = ("time", "message_sha256", "status", "code", "confidence", "calibrated", "route", "before_act",
-              "router_sha256")
+LOG_FIELDS = ("time", "message_sha256", "decision", "status", "code", "confidence", "calibrated", "route",
+              "before_act", "router_sha256")
+TIMED_MESSAGES = 50        # calib messages the decision without the model is timed on at start (what the model adds)
 
 
 class RequestError(Exception):
@@ -128,6 +137,9 @@ def messages_of_request(content_type: str | None, body: bytes) -> list[str]:
         data = json.loads(body.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
         raise RequestError(400, f"the body is not JSON in UTF-8 ({error})") from None
+    except RecursionError:  # json.loads recurses once per bracket: a body of [[[[...]]]] exhausts the stack
+        raise RequestError(400, "the body nests arrays or objects too deep to read: send "
+                                '{"message": "..."} or {"messages": ["...", ...]}') from None
     if not isinstance(data, dict):
         raise RequestError(400, 'the body must be a JSON object: {"message": "..."} or {"messages": ["...", ...]}')
     if unknown := sorted(set(data) - {"message", "messages"}):
@@ -194,36 +206,6 @@ class DecisionLog:
             self._file.close()
 
 
-@dataclass(frozen=True)
-class SafetyGate:
-    """What stands before act (route_beyond.before_act): the gate fitted on the calib answers, the retriever its
-    signals read, and the harm rule (harm.py: the intents always confirmed, and t_change for a change)."""
-
-    gate: Gate
-    retriever: object
-    harm: HarmRule
-
-    def describe(self) -> str:
-        """One line: the cut-offs, the guard's marks, then the harm rule, as route_beyond.py prints them."""
-        return f"before act: {self.gate.describe()}; guard marks {', '.join(KEPT)}; {self.harm.describe()}"
-
-
-def fit_safety_gate(router: Router, change_target: float = CHANGE_TARGET) -> SafetyGate:
-    """route_beyond.py's gate and harm rule, fitted once on the router's calib file (typicality.fit_gate on each
-    calib answer's signals; harm.fit_harm_rule at change_target, on the router's calibrated confidences).
-    Raises FileNotFoundError / ValueError in one line when the calib file is not here or not a calib run of the
-    router's dataset, or when change_target is below the router's act target."""
-    if not router.calib_path.is_file():
-        raise FileNotFoundError(f"the gate before act is fitted on the router's calib file {router.calib_file}, "
-                                "which is not here: give the router of a calib run you have, or --unsafe-no-gate")
-    calib = read_split("calib", router.calib_path, router.dataset)
-    retriever = DATASETS[router.dataset].fit_retriever()
-    gate = fit_gate([signals(r, retriever) for r in calib.records])
-    harm = fit_harm_rule(router.dataset, calib.records, lambda record: router.calibrate(record.confidence),
-                         change_target, router.target, frozenset(router.out_of_scope))
-    return SafetyGate(gate, retriever, harm)
-
-
 def server_problem(error: Exception) -> RequestError:
     """The status and sentence a client sees when llama-server could not give an answer (llama_http's
     exceptions; ServerUnfit and ValueError from the re-check after an outage)."""
@@ -248,15 +230,19 @@ class Job:
 
 
 class RoutingService:
-    """The router behind the HTTP endpoints: one worker thread, a bounded queue, the gate and the log.
+    """The router behind the HTTP endpoints: one worker thread, a bounded queue, the decision, the gate and the log.
 
-    router, router_path: the Router and its file (its sha256 goes into every
-    object). prompt: the dataset's prompt (post 02). client: llama_http's
-    Client of llama-server. safety: the SafetyGate, or None (--unsafe-no-gate:
-    post 08's routes). log: a DecisionLog, or None. queue_size: requests that
-    may wait. other_model: route although the server runs another model than
-    the router's (route.check_model). ask: message -> CodeReply, the typed
-    request (default: post 02's ask_code with top_logprobs, through client).
+    ready: the decision router made ready (decision_router.ready_router: the
+    decider, calibration and safety checks, fitted once). router_path: its
+    file (its sha256 goes into every object). client: llama_http's Client of
+    llama-server, None for a decision without the model (then llama-server
+    is never called). safe: the checks before act are on (False:
+    --unsafe-no-gate, post 08's routes). log: a DecisionLog, or None.
+    queue_size: requests that may wait. other_model: the server may run
+    another model than the router's (route.check_model), and then nothing is
+    acted on: an act is asked about instead. ask: (prompt, message) -> the
+    model's live line (default: decisions.ask_live through client). summary:
+    the lines of the choice (what GET /router shows as "why").
 
     After llama-server failed (unreachable, loading, connection lost,
     timeout), the next request first checks it again (its model,
@@ -264,19 +250,24 @@ class RoutingService:
     another model is refused (503), not silently used.
     """
 
-    def __init__(self, router: Router, router_path: Path, prompt: Prompt, client: Client,
-                 safety: SafetyGate | None, log: DecisionLog | None = None, queue_size: int = DEFAULT_QUEUE,
-                 other_model: bool = False, ask: Callable[[str], CodeReply] | None = None):
+    def __init__(self, ready: Ready, router_path: Path, client: Client | None, safe: bool = True,
+                 log: DecisionLog | None = None, queue_size: int = DEFAULT_QUEUE, other_model: bool = False,
+                 ask: Ask | None = None, why: list[str] | None = None):
         if queue_size < 1:
             raise ValueError(f"the queue must hold at least 1 request, not {queue_size}")
-        self.router, self.router_path, self.prompt, self.client = router, router_path, prompt, client
+        if ready.router.decision.model and client is None:
+            raise ValueError(f"the decision {ready.router.decision.name} asks the model: give llama-server's client")
+        self.ready, self.router_path, self.client = ready, router_path, client
+        self.router = ready.router.router
+        self.decision = ready.router.decision
         self.router_sha256 = sha256_of(router_path)
-        self.safety, self.log, self.other_model = safety, log, other_model
-        self.ask = ask or (lambda message: ask_code(client, prompt, message, top_logprobs=TOP_LOGPROBS))
+        self.safe, self.log, self.other_model, self.why = safe, log, other_model, why or []
+        self.ask = ask or (lambda prompt, message: ask_live(client, prompt, message, self.model or ""))
         self.queue: queue.Queue[Job | None] = queue.Queue(maxsize=queue_size)
         self.queue_size = queue_size
         self.model: str | None = None   # the server's model, as last checked
-        self.needs_check = True         # check the server before the next typed request
+        self.needs_check = self.decision.model  # check the server before the next typed request
+        self.acting = True              # False once the server runs another model (--other-model): ask at most
         self.started = time.monotonic()
         self.counts = {"routed_messages": 0, "answered_requests": 0, "refused_requests": 0}
         self._counts_lock = threading.Lock()
@@ -286,42 +277,47 @@ class RoutingService:
     # ------------------------------------------------------------ the worker: one typed request at a time
     def check_server(self) -> str | None:
         """Check llama-server's model against the router and that it gives typed decisions; return the
-        other-model warning or None. Raises ValueError (another model, without other_model), ServerUnfit, or
-        what llama_http raises."""
+        other-model warning or None (a decision without the model checks nothing: None). Raises ValueError
+        (another model, without other_model), ServerUnfit, or what llama_http raises."""
+        if not self.decision.model:
+            return None
         info = self.client.model_info()
         warning = check_model(self.router, self.router_path, info, self.other_model)
-        probe(self.client, self.prompt)
-        self.model, self.needs_check = info["model"], False
+        probe(self.client, self.ready.decider.prompt)
+        self.model, self.needs_check, self.acting = info["model"], False, warning is None
         return warning
 
     def decide(self, index: int, message: str) -> dict:
-        """The route object of one message: route.jsonl_object (JSONL_FIELDS), then "before_act".
+        """The route object of one message: route.jsonl_object (JSONL_FIELDS), then "decision" and "before_act".
 
-        Where the router's thresholds act and the safety gate is on, before_act
-        decides: an irreversible intent -> route "confirm" with the
-        confirmation question in "question"; a change below t_change -> "ask"
-        with route.py's question; another reason -> "hand_over", the reason in
-        "hand_over_text"; before_act holds the reason (null when
-        acted on, or the route was not act). Raises llama_http's exceptions.
+        The decision's answer (decisions.Decider.line), calibrated by the
+        router's isotonic map, routed by its thresholds. Where they act and
+        the safety checks are on, what stands before act decides: an
+        irreversible intent -> route "confirm" with the confirmation question
+        in "question"; a change below t_change -> "ask" with route.py's
+        question; another reason -> "hand_over", the reason in
+        "hand_over_text". Where the server runs another model (other_model),
+        an act becomes "ask". before_act holds the reason (null when acted
+        on, or the route was not act). Raises llama_http's exceptions.
         """
-        reply = self.ask(message)
-        answer = live_answer(reply, self.prompt)
-        calibrated = calibrated_of(answer, self.router)
-        route = route_of(answer, calibrated, self.router)
+        line = self.ready.decider.line(message, self.ask if self.decision.model else None)
+        calibrated = self.ready.calibrated(line)
+        route = route_of(line, calibrated, self.router)
         why = None
-        if route == "act" and self.safety is not None:
-            record = live_line(message, *read_answer(reply, self.prompt), self.model or "")
-            why = before_act(message, record, signals(record, self.safety.retriever), self.safety.gate,
-                             self.safety.harm, calibrated)
+        if route == "act" and self.safe:
+            why = self.ready.safety.why(message, line, calibrated)
             route = route_before_act(why)
+        if route == "act" and not self.acting:
+            why, route = ("another model: the server runs another model than the router was fitted on "
+                          "(--other-model), so nothing is acted on; asked instead"), "ask"
         # route.py's object for the route taken (a confirmation is an act held back: its own question below)
-        row = jsonl_object(index, message, Routed(answer, calibrated, "act" if route == "confirm" else route),
-                           self.prompt, self.router, self.router_sha256)
+        row = jsonl_object(index, message, Routed(line, calibrated, "act" if route == "confirm" else route),
+                           self.ready.decider.prompt, self.router, self.router_sha256)
         if route == "confirm":
-            row |= {"route": "confirm", "question": confirmation_question(self.prompt.by_intent[answer.intent])}
+            row |= {"route": "confirm", "question": confirmation_question(self.ready.decider.prompt.by_intent[line.intent])}
         elif route == "hand_over" and why:
             row |= {"hand_over_text": f"Handed over to a person: not acted on: {why}."}
-        return row | {"before_act": why}
+        return row | {"decision": self.decision.name, "before_act": why}
 
     def route_batch(self, messages: list[str]) -> list[dict]:
         """The route objects of messages, in order, logged once all are routed (so a request that fails half-way
@@ -334,7 +330,7 @@ class RoutingService:
         except (*SERVER_ERRORS, ValueError) as error:
             if isinstance(error, ValueError) and not self.needs_check:
                 raise  # not the server's: a bug, answered 500 by the worker
-            self.needs_check = True
+            self.needs_check = self.decision.model
             raise server_problem(error) from None
         if self.log is not None:
             self.log.write([self.log.line(message, row) for message, row in zip(messages, rows)])
@@ -378,44 +374,57 @@ class RoutingService:
             self.counts[name] += 1
 
     def health(self) -> tuple[int, dict]:
-        """(status, body) of GET /health: 200 when llama-server answers its /health, else 503.
+        """(status, body) of GET /health: 200 when the service can route (llama-server answers its /health, or
+        the decision does not ask the model), else 503.
 
         body: status ("ok" or "unavailable"), service (uptime_s, queue waiting
         and capacity, counts of routed messages, answered and refused
-        requests, gate on or off, log file), llama_server (url, state "ok",
-        "loading", "unreachable" or "error", the model last checked, error).
+        requests, decision, gate on or off, log file), llama_server (url,
+        state "ok", "loading", "unreachable", "error", or "not used" by a
+        decision without the model, the model last checked, error).
         """
-        state, error = "ok", None
-        try:
-            Client(self.client.url, timeout_s=HEALTH_TIMEOUT_S).get("/health")
-        except ServerLoading as problem:
-            state, error = "loading", str(problem)
-        except (ServerUnreachable, ConnectionLost, ServerTimeout) as problem:
-            state, error = "unreachable", str(problem)
-        except ServerError as problem:
-            state, error = "error", str(problem)
+        state, error = ("ok" if self.client else "not used"), None
+        if self.client is not None:
+            try:
+                Client(self.client.url, timeout_s=HEALTH_TIMEOUT_S).get("/health")
+            except ServerLoading as problem:
+                state, error = "loading", str(problem)
+            except (ServerUnreachable, ConnectionLost, ServerTimeout) as problem:
+                state, error = "unreachable", str(problem)
+            except ServerError as problem:
+                state, error = "error", str(problem)
         with self._counts_lock:
             counts = dict(self.counts)
         service = {"uptime_s": round(time.monotonic() - self.started, 1),
                    "queue": {"waiting": self.queue.qsize(), "capacity": self.queue_size}, **counts,
-                   "gate": "on" if self.safety else "off (--unsafe-no-gate)",
-                   "log": str(self.log.path) if self.log else None}
-        llama = {"url": self.client.url, "state": state, "model": self.model, "error": error}
-        return (200 if state == "ok" else 503), {"status": "ok" if state == "ok" else "unavailable",
-                                                 "service": service, "llama_server": llama}
+                   "decision": self.decision.name, "gate": "on" if self.safe else "off (--unsafe-no-gate)",
+                   "acting": self.acting, "log": str(self.log.path) if self.log else None}
+        llama = {"url": self.client.url if self.client else None, "state": state, "model": self.model, "error": error}
+        fine = state in ("ok", "not used")
+        return (200 if fine else 503), {"status": "ok" if fine else "unavailable", "service": service,
+                                        "llama_server": llama}
 
     def summary(self) -> dict:
-        """GET /router: the router's dataset, model and build, targets, thresholds with their calib answers,
-        calib file and size, fit date, file and sha256; the gate; the request limits."""
-        r = self.router
-        return {"dataset": r.dataset, "model": r.model, "build": r.build, "fitted": r.fitted,
-                "targets": {"act": r.target, "ask": r.ask_target},
+        """GET /router: the decision (its name, what it is, whether it asks the model, the combined weights), its
+        files with their sha256 (router, calib run, off-topic answers, ranking), why it was chosen and what the
+        model adds (the start lines), the router's dataset, model and build, targets, thresholds with their calib
+        answers, calib size, fit date; the checks before act; the request limits."""
+        r, d = self.router, self.ready.router
+        files = {"router": {"path": relative(self.router_path), "sha256": self.router_sha256},
+                 **{name: dict(entry) for name, entry in d.files.items()}}
+        return {"decision": {"name": d.decision.name, "what": d.decision.what, "asks_model": d.decision.model,
+                             "weights": list(d.weights.values()) if d.weights else None,
+                             "calib_act_coverage": d.act_coverage, "offtopic_answers": d.offtopic_answers},
+                "files": files, "why": self.why,
+                "dataset": r.dataset, "model": r.model, "build": r.build, "fitted": r.fitted,
+                "targets": {"act": r.target, "ask": r.ask_target, "change": d.change_target},
                 "thresholds": {"t_act": r.t_act, "t_ask": r.t_ask, "act_answers": r.act_answers,
                                "ask_answers": r.ask_answers},
                 "calib": {"file": r.calib_file, "answers": r.calib_answers, "sha256": r.calib_sha256},
                 "out_of_scope": list(r.out_of_scope), "router_file": relative(self.router_path),
                 "router_sha256": self.router_sha256,
-                "before_act": self.safety.describe() if self.safety else "off (--unsafe-no-gate)",
+                "before_act": self.ready.safety.describe() if self.safe else "off (--unsafe-no-gate)",
+                "acting": self.acting,
                 "limits": {"max_batch": MAX_BATCH, "max_message_chars": MAX_MESSAGE_CHARS,
                            "max_body_bytes": MAX_BODY_BYTES, "queue": self.queue_size}}
 
@@ -536,12 +545,38 @@ def stop_on_sigterm(signum, frame) -> None:
     raise KeyboardInterrupt
 
 
+def speed_of_choice(choice: Choice, ready: Ready) -> tuple[float | None, float | None]:
+    """(a typed request's median ms on the calib run of the decision with the model, ms a message of the decision
+    without it timed here on TIMED_MESSAGES calib messages) when the choice has both; else (None, None)."""
+    from decisions import Decider
+    if choice.twin is None:
+        return None, None
+    with_model, without = ((choice.chosen, choice.twin) if choice.chosen.router.decision.model
+                           else (choice.twin, choice.chosen))
+    model_ms = statistics.median(line.wall_ms for line in ready.calib if line.status == "ok") \
+        if with_model is choice.chosen else None
+    if model_ms is None:  # the chosen decision has no model: its twin's calib run has the same typed requests
+        from decision_router import checked_file, read_lines
+        model_ms = statistics.median(line.wall_ms for line in read_lines(checked_file(with_model.router, "calib")))
+    alone = Decider(without.router.decision, ready.decider.prompt, without.router.weights, ready.decider.ranking,
+                    ready.decider.out_of_scope)
+    texts = [line.text for line in ready.calib[:TIMED_MESSAGES]]
+    started = time.perf_counter()
+    for text in texts:
+        alone.line(text, None)
+    return model_ms, 1000 * (time.perf_counter() - started) / len(texts)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--host", default=DEFAULT_HOST, help=f"address to listen on (default {DEFAULT_HOST}; "
                         "another one lets other machines route through this service, without any key)")
     parser.add_argument("--port", type=port_number, default=DEFAULT_PORT, help=f"default {DEFAULT_PORT}")
-    add_router_arguments(parser)  # --dataset, --router, --other-model: as route.py's
+    add_dataset_argument(parser)
+    add_router_options(parser)  # --decision, --router
+    parser.add_argument("--other-model", action="store_true",
+                        help="route even when llama-server runs another model than the router was fitted on; then "
+                             "nothing is acted on (an act is asked about instead)")
     parser.add_argument("--unsafe-no-gate", action="store_true",
                         help="UNSAFE: no gate before act; route as post 08's route.py does, so irreversible intents "
                              "are acted on without a confirmation and hostile or unusual messages can be acted on")
@@ -564,20 +599,23 @@ def main() -> int:
         parser.error(f"--change-target must lie between {CHANGE_TARGET} and 1: a lower one would act on changes "
                      "the default asks about")
 
-    path = args.router or default_router_path(args.dataset)
-    router = read_router(path)
-    prompt = load_prompt(args.dataset)
-    check_router(router, path, args.dataset, prompt)
-    client = Client()
-    safety = None if args.unsafe_no_gate else fit_safety_gate(router, args.change_target)
-    service = RoutingService(router, path, prompt, client, safety, None, args.queue, args.other_model)
+    path, choice = router_of_options(args.dataset, args.router, args.decision)
+    decision_router = read_decision_router(path)
+    if decision_router.router.dataset != args.dataset:
+        raise ValueError(f"{path} is a router for {decision_router.router.dataset}, not {args.dataset}: give "
+                         f"--dataset {decision_router.router.dataset}")
+    ready = ready_router(decision_router, path, max(args.change_target, decision_router.change_target))
+    check_router(decision_router.router, path, args.dataset, ready.decider.prompt)
+    client = Client() if decision_router.decision.model else None
+    why = choice_lines(choice, *speed_of_choice(choice, ready)) if choice else [
+        f"decision: {decision_router.decision.name}: {decision_router.decision.what} (named by "
+        f"{'--router' if args.router else '--decision'})"]
+    service = RoutingService(ready, path, client, not args.unsafe_no_gate, None, args.queue, args.other_model,
+                             why=why)
     warning = service.check_server()
-    info = {"model": service.model, "build": client.model_info()["build"]}
     server = make_server(service, args.host, args.port)
     service.log = DecisionLog(args.log or default_log_path(args.dataset), args.log_text)
-    print("\n".join(setup_lines(client, info, router, path, warning)))
-    print(safety.describe() if safety else
-          "before act: OFF (--unsafe-no-gate): irreversible intents and unusual messages are acted on")
+    print("\n".join(start_lines(service, warning)))
     print(f"decision log: {relative(service.log.path)} (message text {'included' if args.log_text else 'left out'})")
     print(f"listening on http://{args.host}:{server.server_address[1]} (POST /route, GET /health, GET /router; "
           f"at most {MAX_BATCH} messages a request, {args.queue} requests waiting); Ctrl-C stops", flush=True)
@@ -590,6 +628,33 @@ def main() -> int:
         server.server_close()
         service.close()
     return 0
+
+
+def start_lines(service: RoutingService, warning: str | None) -> list[str]:
+    """What the service prints before it listens: the choice (service.why), the server (or that none is used),
+    the router file with its calib run and off-topic answers, its files' sha256, the thresholds, the checks
+    before act, the other-model warning."""
+    d, r = service.ready.router, service.router
+    if service.client is not None:
+        build = service.client.model_info()["build"]
+        server = f"server: {service.client.url}  model: {service.model}  build: {build}"
+    else:
+        server = "server: none: this decision does not ask the model, so llama-server is never called"
+    files = ", ".join(f"{name} {entry['sha256'][:12]}" for name, entry in d.files.items())
+    offtopic = (f"; {d.offtopic_answers} off-topic answers joined its thresholds' fit" if d.offtopic_answers
+                else "; no off-topic answers in its thresholds' fit")
+    lines = [*service.why, server,
+             f"router: {relative(service.router_path)} (sha256 {service.router_sha256[:12]}; fitted {r.fitted} on "
+             f"{r.calib_answers} calib answers of {r.model}{offtopic})",
+             f"files checked (sha256): {files}",
+             f"thresholds: act >= {r.t_act:.3f}" if r.t_act is not None else "thresholds: no act route"]
+    lines[-1] += (f", ask >= {r.t_ask:.3f}" if r.t_ask is not None else ", no ask route") + \
+        f" (resting on {r.act_answers} and {r.ask_answers} answers)"
+    lines.append(service.ready.safety.describe() if service.safe else
+                 "before act: OFF (--unsafe-no-gate): irreversible intents and unusual messages are acted on")
+    if warning:
+        lines.append(warning + "; nothing is acted on: an act is asked about instead")
+    return lines
 
 
 if __name__ == "__main__":

@@ -46,8 +46,11 @@ from labels import spread
 from llama_http import Client, exit_on_server_errors
 from prompt import load_prompt
 from registry import dataset_named
-from router_file import default_router_path, read_router
-from service import DecisionLog, RoutingService, fit_safety_gate, make_server
+sys.path.insert(0, str(Path(__file__).resolve().parent / "decisions"))  # the decision routers
+from choose import router_of_options
+from decision_router import read_decision_router, ready_router
+from decisions import ask_live
+from service import DecisionLog, RoutingService, make_server
 from throughput import p95
 from typed_request import TOP_LOGPROBS
 
@@ -92,8 +95,9 @@ def main() -> int:
     if args.requests < 1:
         parser.error("--requests must be 1 or more")
     before = load_average()
-    path = default_router_path("banking77")
-    router = read_router(path)
+    path, _ = router_of_options("banking77", decision="model")  # post 08's model alone, as a decision router
+    ready = ready_router(read_decision_router(path), path)
+    router = ready.router.router
     prompt = load_prompt("banking77")
     client = Client()
     texts = [m.text for m in spread(dataset_named("banking77").load_split("calib"))[: 2 * args.requests]]
@@ -103,12 +107,11 @@ def main() -> int:
         log = DecisionLog(Path(folder) / "decisions.jsonl")
         inside_ms = []  # the wall time of the typed request inside each service request
 
-        def ask(text: str):
-            reply = ask_code(client, prompt, text, top_logprobs=TOP_LOGPROBS)
-            inside_ms.append(reply.wall_ms)
-            return reply
-        svc = RoutingService(router, path, prompt, client, fit_safety_gate(router), log,
-                             other_model=args.other_model, ask=ask)
+        def ask(asked, text: str):
+            line = ask_live(client, asked, text, svc.model or "")
+            inside_ms.append(line.wall_ms)
+            return line
+        svc = RoutingService(ready, path, client, True, log, other_model=args.other_model, ask=ask)
         warning = svc.check_server()
         httpd = make_server(svc, port=0)
         threading.Thread(target=httpd.serve_forever, daemon=True).start()

@@ -92,6 +92,15 @@ def shortlist_of(ranking: list[tuple[str, float]], prompt: Prompt, k: int,
     return [(code, score.get(code, 0.0)) for code in codes]
 
 
+SCORE_DIGITS = 6  # decimals a results line keeps of each retriever score
+
+
+def shortlist_field(shortlist: list[tuple[str, float]]) -> list[list]:
+    """The "shortlist" field of a results line: [[code, score], ...] with each score rounded to SCORE_DIGITS
+    decimals. A live decision (decisions.py) rounds the same way, so it combines what the saved lines hold."""
+    return [[code, round(score, SCORE_DIGITS)] for code, score in shortlist]
+
+
 SOURCES = ("knn", "linear", "examples")
 
 
@@ -130,7 +139,7 @@ def main() -> int:
     def make_record(message):
         shortlist = shortlist_of(rank(message.text), run.prompt, args.shortlist, always)
         narrowed = shortlisted(run.prompt, [code for code, _ in shortlist])
-        return {**run.line(message, narrowed), "shortlist": [[code, round(score, 6)] for code, score in shortlist]}
+        return {**run.line(message, narrowed), "shortlist": shortlist_field(shortlist)}
 
     source = "" if args.source == "knn" else f" from {args.source}"
     what = (f"{args.dataset} {args.split} (model {run.model}, top_logprobs {args.top_logprobs}, "

@@ -1,0 +1,352 @@
+"""A router for any decision: post 08's router file, with the decision and everything it needs at request time.
+
+    router = fit_decision_router("banking77", DECISIONS["model+regression"])      # from the saved runs, once
+    write_decision_router(router, path)
+    router = read_decision_router(path); check_decision_router(router, path)       # the service, at start
+    ready = ready_router(router)          # the decider, the calibration, the safety checks: nothing refitted later
+
+Post 08's routes.py fits a router on the model alone's calib answers and
+route.py serves it. This fits the same router (post 06's isotonic map, post
+08's thresholds, fitted by post 08's own functions) on the calib answers of
+any decision of decisions.py, and records, each with its sha256, what
+answering a message needs besides the server: the saved runs the answers
+are made from (the calib file, and the off-topic answers, below), the
+ranking (post 01's nearest neighbours' index or the logistic regression's
+weights) and the combined weights. A router whose files changed since the
+fit is refused in one line (check_decision_router).
+
+Off-topic calibration. Every calib answer is a request to the bank. The
+answers of the decision to the off-topic set (message_sets.py: CLINC150
+messages no bank is asked; set_answers.py asks them), each counted wrong,
+join the calib answers in the fit of the thresholds (act, ask and harm.py's
+t_change), not in the isotonic map: a cut that would act on such answers
+must reach its target with them counted as mistakes. The router says how
+many joined (offtopic_answers).
+
+The file holds one JSON object: "format" (FORMAT), "decision" (its name,
+source, whether it asks the model, the shortlist's K, the weights), "files"
+(name -> path and sha256: the calib file, the off-topic answers, the
+ranking), "calib_acted" (the ids of the calib messages the served decision
+acts on: thresholds, then what stands before act at the change target, for
+the choice of the service: choose.py), "change_target", and "router": post
+08's router object, which route.py refuses on its own (the format differs).
+"""
+from __future__ import annotations
+
+import datetime
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from combined import Weights, candidates_of, fit_weights
+from decisions import DECISIONS, Decider, Decision, decision_named, derived_answers, retriever_sha256
+from ece import outcomes
+from harm import CHANGE_TARGET
+from isotonic import fit_isotonic
+from prompt import load_prompt
+from registry import DATASETS
+from results_record import ResultsLine, parse_lines
+from router_file import ROOT, Router, repository_path, router_from, router_json, router_of, sha256_of
+from routes import ASK_TARGET, TARGET, fit_thresholds, route_of
+from safety import Safety, fit_safety, route_before_act
+from saved_answers import OWN_RESULTS, Loaded
+from variants import read_variant
+
+FORMAT = "decision-router 1"
+SUFFIX = "-decision-router.json"
+
+
+@dataclass(frozen=True)
+class DecisionRouter:
+    """One decision's router, as its file holds it.
+
+    decision: decisions.Decision. weights: combined.py's, fitted on the calib
+    lines (None for the model alone). files: name -> {"path", "sha256"}:
+    "calib" (the saved calib run the answers are made from), "offtopic" (the
+    off-topic answers that joined the thresholds' fit; absent without them),
+    "ranking" (its "kind": neighbours or regression, and the sha256 of the
+    index or the weights; absent for the model alone). calib_acted: ids of
+    the calib messages the served decision acts on, sorted. offtopic_answers:
+    how many off-topic answers joined the fit. change_target: harm.py's.
+    router: post 08's Router of the decision's calib answers.
+    """
+
+    decision: Decision
+    weights: Weights | None
+    files: dict = field(hash=False)
+    calib_acted: tuple[str, ...]
+    offtopic_answers: int
+    change_target: float
+    router: Router
+
+    @property
+    def act_coverage(self) -> float:
+        """The share of the calib answers the served decision acts on, in [0, 1]."""
+        return len(self.calib_acted) / self.router.calib_answers
+
+
+def decision_json(router: DecisionRouter) -> str:
+    """The file's text: the fields in order, one a line, post 08's router object last in its own layout."""
+    decision = {"name": router.decision.name, "source": router.decision.source, "model": router.decision.model,
+                "shortlist": router.decision.shortlist,
+                "weights": list(router.weights.values()) if router.weights else None}
+    head = {"format": FORMAT, "decision": decision, "files": router.files, "offtopic_answers": router.offtopic_answers,
+            "change_target": router.change_target, "calib_acted": list(router.calib_acted)}
+    inner = router_json(router.router).rstrip("\n").replace("\n", "\n  ")
+    return "{\n" + "".join(f"  {json.dumps(k)}: {json.dumps(v)},\n" for k, v in head.items()) + f'  "router": {inner}\n}}\n'
+
+
+def write_decision_router(router: DecisionRouter, path: Path) -> Path:
+    """Write the router atomically (post 02's replace_lines) and return the path."""
+    from results_file import replace_lines
+    path.parent.mkdir(parents=True, exist_ok=True)
+    replace_lines(path, [decision_json(router).rstrip("\n").encode("utf-8")])
+    return path
+
+
+def read_decision_router(path: Path) -> DecisionRouter:
+    """The DecisionRouter in a file. Raises FileNotFoundError (naming fit_routers.py) when there is none, and
+    ValueError naming the file for anything but one router of FORMAT (a post 08 router file says so)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise FileNotFoundError(f"no router file at {path}: python3 08-routes/beyond/decisions/fit_routers.py "
+                                "writes one") from None
+    except OSError as error:
+        raise ValueError(f"{path} cannot be read as a router file ({error.strerror})") from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ValueError(f"{path} is not a router file: not JSON ({error})") from None
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        found = data.get("format") if isinstance(data, dict) else None
+        hint = " (post 08's router: route.py reads it)" if found == 1 else ""
+        raise ValueError(f"{path} is not a decision router of format {FORMAT!r}{hint}")
+    try:
+        spec = data["decision"]
+        decision = decision_named(spec["name"])
+        if (spec["source"], spec["model"]) != (decision.source, decision.model):
+            raise ValueError(f"its decision {spec['name']} has source {spec['source']!r} and model {spec['model']!r}")
+        weights = None if spec["weights"] is None else Weights.from_values(tuple(spec["weights"]))
+        if decision.combined != (weights is not None):
+            raise ValueError(f"the decision {decision.name} {'needs' if decision.combined else 'has no'} weights")
+        files = data["files"]
+        if not (isinstance(files, dict) and "calib" in files and all(
+                isinstance(f, dict) and isinstance(f.get("sha256"), str) for f in files.values())):
+            raise ValueError("files is not name -> {path, sha256}")
+        return DecisionRouter(decision, weights, files, tuple(data["calib_acted"]), int(data["offtopic_answers"]),
+                              float(data["change_target"]), router_of(data["router"], f"{path} (its router)"))
+    except (KeyError, TypeError) as error:
+        raise ValueError(f"{path} is not a usable decision router: {error!r} missing or wrong") from None
+    except ValueError as error:
+        raise ValueError(f"{path} is not a usable decision router: {error}") from None
+
+
+def file_entry(path: Path) -> dict:
+    """{"path": the path as a router names it (router_file.repository_path), "sha256": of its bytes}."""
+    return {"path": repository_path(path), "sha256": sha256_of(path)}
+
+
+def entry_path(entry: dict) -> Path:
+    """The file of a files entry (relative paths from the repository root)."""
+    path = Path(entry["path"])
+    return path if path.is_absolute() else ROOT / path
+
+
+# ---------------------------------------------------------------- the ranking, fitted once and checked
+
+def regression_files(dataset) -> tuple[object, Path]:
+    """(the logistic regression of a dataset's shortlists, fitted or read from linear.py's cache, its cache
+    path without suffix): the fit shortlist.py --source linear uses."""
+    from combined import source_messages
+    from linear import C, CACHE, EPOCHS, SEED, cache_key, fit_classifier
+    messages = source_messages(dataset, "linear")
+    return fit_classifier(messages), CACHE / cache_key(messages, C, EPOCHS, SEED)
+
+
+def weights_sha256(cache_path: Path) -> str:
+    """Hex sha256 of a saved regression (linear.save's two files): of the .json's sha256 and the .bin's."""
+    parts = [sha256_of(cache_path.with_name(cache_path.name + suffix)) for suffix in (".json", ".bin")]
+    return hashlib.sha256("".join(parts).encode()).hexdigest()
+
+
+def fitted_ranking(dataset, source: str):
+    """(ranking function, files entry) of a shortlist source of dataset (registry.Dataset): post 01's nearest
+    neighbours ("knn": the sha256 of the index, decisions.retriever_sha256) or a logistic regression ("linear",
+    "examples": linear.py's cache files and their sha256, weights_sha256)."""
+    from shortlist import ranking
+    if source == "knn":
+        retriever = dataset.fit_retriever()
+        return retriever.rank, {"kind": "neighbours", "path": "", "sha256": retriever_sha256(retriever)}
+    rank = ranking(dataset, source)  # fits (minutes, once) or reads linear.py's cache
+    if source == "linear":
+        _, path = regression_files(dataset)
+    else:
+        from combined import source_messages
+        from linear import C, CACHE, EPOCHS, SEED, cache_key
+        path = CACHE / cache_key(source_messages(dataset, source), C, EPOCHS, SEED)
+    return rank, {"kind": "regression", "path": str(path), "sha256": weights_sha256(path)}
+
+
+# ---------------------------------------------------------------- the fit
+
+def offtopic_path(dataset: str, decision: Decision) -> Path:
+    """Where set_answers.py writes the off-topic answers of the decision's run variant (your own run)."""
+    variant = decision.run_variant
+    return OWN_RESULTS / f"{dataset}-{variant + '-' if variant else ''}offtopic.jsonl"
+
+
+def read_lines(path: Path) -> list[ResultsLine]:
+    """The answers of a saved run file (error lines left out). Raises OSError, ValueError as parse_lines does."""
+    lines = parse_lines([json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()],
+                        str(path))
+    return [line for line in lines if line.status != "error"]
+
+
+@dataclass(frozen=True)
+class Fitted:
+    """What a fit gives besides the router: the decision's calib answers, the off-topic answers that joined,
+    the calibration and the safety checks (for the tables of fit_routers.py)."""
+
+    calib: list[ResultsLine]
+    offtopic: list[ResultsLine]
+    calibrate: object
+    safety: Safety
+
+
+def served_route(line: ResultsLine, calibrated: float, router: Router, safety: Safety) -> str:
+    """The route the served decision gives an answer: post 08's, then what stands before act (safety.py)."""
+    route = route_of(line, calibrated, router)
+    return route_before_act(safety.why(line.text, line, calibrated)) if route == "act" else route
+
+
+def fit_decision_router(dataset_name: str, decision: Decision, calib: Loaded | None = None,
+                        offtopic: Path | None = None, target: float = TARGET, ask_target: float = ASK_TARGET,
+                        change_target: float = CHANGE_TARGET, use_offtopic: bool = True,
+                        ) -> tuple[DecisionRouter, Fitted]:
+    """Fit a decision's router on its saved calib run (your own complete run, else the committed one, as every
+    script reads; `calib` overrides) and, with use_offtopic, its off-topic answers (`offtopic`, else
+    offtopic_path when there; none joins when neither is there).
+
+    The weights (combined.fit_weights, with or without the model) on the calib
+    lines whose model answer has a code; the isotonic map on the decision's
+    calib answers; the thresholds (post 08's fit_thresholds, with its floor
+    rules) on those and the off-topic answers; then what stands before act
+    (safety.fit_safety on the calib answers, its t_change on both), and the
+    calib messages the whole served decision acts on. Raises what the readers
+    and fits raise (a missing calib run names the command that writes it).
+    """
+    dataset = DATASETS[dataset_name]
+    calib = calib or read_variant("calib", None, dataset_name, decision.run_variant)
+    out_of_scope = dataset.out_of_scope_codes()
+    prompt = load_prompt(dataset_name)
+    intent_of = {code: meaning.intent for code, meaning in prompt.codes.items()}
+    weights = None
+    if decision.combined:
+        fitted = fit_weights([(candidates_of(r, out_of_scope), r.gold_code) for r in calib.records if r.status == "ok"],
+                             with_model=decision.model)
+        weights = Weights.from_values(fitted.values())  # what request time needs, as the file holds it
+    answers = derived_answers(decision, calib.records, weights, intent_of, out_of_scope)
+    offtopic = offtopic if offtopic is not None else offtopic_path(dataset_name, decision)
+    joined = derived_answers(decision, read_lines(offtopic), weights, intent_of, out_of_scope) \
+        if use_offtopic and offtopic.is_file() else []
+    isotonic = fit_isotonic(*outcomes(answers))
+
+    def calibrate(line: ResultsLine) -> float:
+        return isotonic(line.confidence)
+    thresholds = fit_thresholds(answers + joined, calibrate, target, ask_target, out_of_scope)
+    files = {"calib": file_entry(calib.path)}
+    if joined:
+        files["offtopic"] = file_entry(offtopic)
+    retriever = dataset.fit_retriever()
+    if decision.combined:
+        files["ranking"] = fitted_ranking(dataset, decision.source)[1]
+    safety = fit_safety(dataset_name, answers, calibrate, target, retriever, change_target, out_of_scope,
+                        decision.model, joined)
+    router = router_from(calib.path, answers, isotonic, thresholds, dataset, datetime.date.today())
+    acted = sorted(a.id for a in answers
+                   if served_route(a, calibrate(a) if a.status == "ok" else 0.0, router, safety) == "act")
+    return (DecisionRouter(decision, weights, files, tuple(acted), len(joined), change_target, router),
+            Fitted(answers, joined, calibrate, safety))
+
+
+def own_decision_router_path(dataset: str, decision: str) -> Path:
+    """Where fit_routers.py writes a reader's own router: 03-where-confidence-comes-from/results/<dataset>-
+    <decision>-decision-router.json (git-ignored, beside the runs)."""
+    return OWN_RESULTS / f"{dataset}-{decision}{SUFFIX}"
+
+
+def found_routers(dataset: str) -> dict[str, Path]:
+    """decision name -> the router file of each decision there is for the dataset: your own (own folder) where
+    it exists, else a committed one (a post folder's reference/<model>/)."""
+    found: dict[str, Path] = {}
+    for folder in (OWN_RESULTS, *sorted(ROOT.glob("[0-9][0-9]-*/reference/*/")), *sorted(ROOT.glob("results/reference/*/"))):
+        for name in DECISIONS:
+            path = folder / f"{dataset}-{name}{SUFFIX}"
+            if name not in found and path.is_file():
+                found[name] = path
+    return found
+
+
+
+# ---------------------------------------------------------------- at request time
+
+@dataclass(frozen=True)
+class Ready:
+    """A decision router made ready to route: the decider (decisions.Decider), the calibration (the router's
+    isotonic map: line -> [0, 1], 0.0 for a line without a code), the safety checks fitted on the calib answers,
+    those answers, and the off-topic answers that joined the thresholds' fit ([] without them)."""
+
+    router: DecisionRouter
+    decider: Decider
+    safety: Safety
+    calib: list[ResultsLine]
+    offtopic: list[ResultsLine]
+
+    def calibrated(self, line: ResultsLine) -> float:
+        """The calibrated confidence of an answer (the router's isotonic map); 0.0 for one without a code."""
+        return self.router.router.calibrate(line.confidence) if line.status == "ok" else 0.0
+
+
+def checked_file(router: DecisionRouter, name: str) -> Path:
+    """The router's file `name`, checked: ValueError in one line when it is not here or changed since the fit."""
+    entry = router.files[name]
+    path = entry_path(entry)
+    if not path.is_file():
+        raise ValueError(f"the router's {name} file {entry['path']} is not here: give the router of runs you have, "
+                         "or refit it with 08-routes/beyond/decisions/fit_routers.py")
+    if sha256_of(path) != entry["sha256"]:
+        raise ValueError(f"{entry['path']} has changed since the router was fitted on it (sha256 differs): refit "
+                         "with python3 08-routes/beyond/decisions/fit_routers.py")
+    return path
+
+
+def ready_router(router: DecisionRouter, path: Path, change_target: float | None = None) -> Ready:
+    """Everything a router needs at request time, fitted once and checked against its file: the calib and
+    off-topic answers remade with the stored weights (their files' sha256 checked), the ranking (its index or
+    weights' sha256 checked: a regression fitted anew, or changed in linear.py's cache, is refused), the safety
+    checks fitted on them as at the fit (change_target: a stricter one than the router's, for t_change). Raises
+    ValueError in one line naming what differs, and what the readers raise. The regression's first fit takes
+    minutes (linear.py caches it)."""
+    decision = router.decision
+    dataset = DATASETS[router.router.dataset]
+    prompt = load_prompt(dataset.name)
+    out_of_scope = dataset.out_of_scope_codes()
+    intent_of = {code: meaning.intent for code, meaning in prompt.codes.items()}
+    answers = derived_answers(decision, read_lines(checked_file(router, "calib")), router.weights, intent_of,
+                              out_of_scope)
+    joined = (derived_answers(decision, read_lines(checked_file(router, "offtopic")), router.weights, intent_of,
+                              out_of_scope) if "offtopic" in router.files else [])
+    rank = None
+    if decision.combined:
+        rank, entry = fitted_ranking(dataset, decision.source)
+        if entry["sha256"] != router.files["ranking"]["sha256"]:
+            raise ValueError(f"{path}: the {entry['kind']} this machine has for {decision.source} (sha256 "
+                             f"{entry['sha256'][:12]}...) is not the one the router was fitted with "
+                             f"({router.files['ranking']['sha256'][:12]}...): refit with "
+                             "python3 08-routes/beyond/decisions/fit_routers.py")
+
+    def calibrate(line: ResultsLine) -> float:
+        return router.router.calibrate(line.confidence)
+    safety = fit_safety(dataset.name, answers, calibrate, router.router.target, dataset.fit_retriever(),
+                        max(change_target or 0.0, router.change_target), out_of_scope, decision.model, joined)
+    return Ready(router, Decider(decision, prompt, router.weights, rank, out_of_scope), safety, answers, joined)
