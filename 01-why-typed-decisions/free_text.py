@@ -28,7 +28,7 @@ INDENT = " " * 10
 
 
 @dataclass(frozen=True)
-class Reply:
+class FreeTextReply:
     """The model's reply to one message. content: its text, stripped, with " ..." added when cut; cut: it
     stopped at the token limit; tokens: tokens generated (None when the server does not say); server_ms:
     the server's prompt and generation time, in ms."""
@@ -39,14 +39,14 @@ class Reply:
     server_ms: float
 
 
-def ask(message: str, client: Client, max_tokens: int = MAX_TOKENS) -> Reply:
+def ask_free_text(message: str, client: Client, max_tokens: int = MAX_TOKENS) -> FreeTextReply:
     """Ask what the customer of `message` wants, in the model's own words (SYSTEM), at most max_tokens."""
     reply = chat(SYSTEM, message, client, max_tokens=max_tokens)
     choice = reply["choices"][0]
     cut = choice.get("finish_reason") == "length"
     content = (choice["message"].get("content") or "").strip() + (" ..." if cut else "")
     timings = reply.get("timings", {})
-    return Reply(content, cut, timings.get("predicted_n"), timings.get("prompt_ms", 0.0) + timings.get("predicted_ms", 0.0))
+    return FreeTextReply(content, cut, timings.get("predicted_n"), timings.get("prompt_ms", 0.0) + timings.get("predicted_ms", 0.0))
 
 
 def main() -> int:
@@ -63,7 +63,7 @@ def main() -> int:
     print(f"server: {client.url}  model: {client.model_info()['model']}")
     print(f"system prompt: {SYSTEM}\n")
     for message in args.messages or FREE_TEXT:
-        reply = ask(message, client, args.max_tokens)
+        reply = ask_free_text(message, client, args.max_tokens)
         print(f"Customer: {message}")
         lines = textwrap.wrap(reply.content, 80) or [""]
         print("Model:    " + lines[0])

@@ -27,7 +27,7 @@ import series  # puts the post folders on sys.path
 from banking77 import load_labels, load_split
 from llama_http import Client, exit_on_server_errors
 from registry import SavedPrompt, dataset_named
-from typed import ask
+from typed import ask_typed
 from typed_request import probe
 
 T = TypeVar("T")
@@ -47,7 +47,7 @@ def timed_typed(client: Client, prompt: SavedPrompt, codes: set[str]) -> Callabl
     """text -> (typed.py's reply body for it, its wall time in ms)."""
     def send(text: str) -> tuple[dict, float]:
         started = time.perf_counter()
-        reply = ask(client, prompt.system, prompt.grammar, codes, text, top_logprobs=0)
+        reply = ask_typed(client, prompt.system, prompt.grammar, codes, text, top_logprobs=0)
         return reply, (time.perf_counter() - started) * 1000
     return send
 

@@ -31,7 +31,7 @@ from typed_request import TOP_LOGPROBS, probe
 
 
 # --- PREVIEW of posts 02 and 03 ---------------------------------------------------------------------------
-def ask(client: Client, system: str, grammar: str, codes: set[str], text: str, top_logprobs: int = TOP_LOGPROBS) -> dict:
+def ask_typed(client: Client, system: str, grammar: str, codes: set[str], text: str, top_logprobs: int = TOP_LOGPROBS) -> dict:
     """The reply to one typed request: the code in 2 tokens ('C', '-F'), asked again with room for 3 when it
     came as 'C', '-', 'F' and was cut after 'C-' (post 02's retry)."""
     settings = {"grammar": grammar, **({"logprobs": True, "top_logprobs": top_logprobs} if top_logprobs else {})}
@@ -95,7 +95,7 @@ def main() -> int:
     right = 0
     for text, gold in items:
         started = time.perf_counter()
-        reply = ask(client, prompt.system, prompt.grammar, set(intent_of), text)
+        reply = ask_typed(client, prompt.system, prompt.grammar, set(intent_of), text)
         ms = (time.perf_counter() - started) * 1000
         code, confidence = code_and_confidence(reply, set(intent_of))
         print(printable(text))

@@ -24,9 +24,15 @@ WRITE_THEM = ("python3 02-forcing-a-valid-answer/run.py --split calib --limit 20
 SHOWN = 10
 
 
-def percent(part: int, whole: int) -> str:
-    """part / whole as a right-aligned percentage with one decimal, "-" for no whole."""
-    return f"{100 * part / whole:5.1f}%" if whole else "    -"
+def percent(value: float | None) -> str:
+    """A fraction as a percentage with one decimal ("12.3%"), "-" for None: the one percent formatter of the
+    series (every later post imports it)."""
+    return "-" if value is None else f"{100 * value:.1f}%"
+
+
+def share_of(part: int, whole: int) -> str:
+    """part / whole as percent() right-aligned in 6 characters ("  12.3%"), "-" for no whole."""
+    return f"{percent(part / whole if whole else None):>6}"
 
 
 def matched(first: list[dict], second: list[dict]) -> list[tuple[dict, dict]]:
@@ -93,10 +99,10 @@ def print_counts(comparison: Comparison) -> None:
     """How many messages are in both, and their valid codes, same codes and right answers."""
     n = comparison.messages
     print(f"\n{n} messages in both:")
-    print(f"  valid code in the first   {comparison.valid_first:5d}  {percent(comparison.valid_first, n)}")
-    print(f"  valid code in the second  {comparison.valid_second:5d}  {percent(comparison.valid_second, n)}")
-    print(f"  same code                 {comparison.same_code:5d}  {percent(comparison.same_code, n)}")
-    print(f"  right in both             {comparison.right_both:5d}  {percent(comparison.right_both, n)}")
+    print(f"  valid code in the first   {comparison.valid_first:5d}  {share_of(comparison.valid_first, n)}")
+    print(f"  valid code in the second  {comparison.valid_second:5d}  {share_of(comparison.valid_second, n)}")
+    print(f"  same code                 {comparison.same_code:5d}  {share_of(comparison.same_code, n)}")
+    print(f"  right in both             {comparison.right_both:5d}  {share_of(comparison.right_both, n)}")
     print(f"  right only in the first   {comparison.right_only_first:5d}")
     print(f"  right only in the second  {comparison.right_only_second:5d}")
 

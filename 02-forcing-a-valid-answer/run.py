@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # puts the post folders on sys.path
 from banking77 import load_split
 from batch import RunStopped, add_split_arguments, base_record, pick_messages, run_messages
-from compare import percent
+from compare import share_of
 from decision import ask_code
 from llama_http import Client, exit_on_server_errors
 from prompt import load_prompt
@@ -58,14 +58,14 @@ def main() -> int:
     print(f"\n{args.split}, {n} messages, {info['model']}, grammar {'on' if grammar else 'off'}:")
     if failed:
         print(f"  errors        {len(failed):5d}  requests that failed: not counted below; the same command asks them again")
-    print(f"  valid codes   {valid:5d}  {percent(valid, n)}")
-    print(f"  retried       {sum(r['retried'] for r in records):5d}  {percent(sum(r['retried'] for r in records), n)}")
+    print(f"  valid codes   {valid:5d}  {share_of(valid, n)}")
+    print(f"  retried       {sum(r['retried'] for r in records):5d}  {share_of(sum(r['retried'] for r in records), n)}")
     for status in ("invalid", "too_long"):
         count = sum(r["status"] == status for r in records)
         if count:
-            print(f"  {status:<13} {count:5d}  {percent(count, n)}")
-    print(f"  right group   {sum(r['right_group'] for r in records):5d}  {percent(sum(r['right_group'] for r in records), n)}")
-    print(f"  correct       {sum(r['correct'] for r in records):5d}  {percent(sum(r['correct'] for r in records), n)}")
+            print(f"  {status:<13} {count:5d}  {share_of(count, n)}")
+    print(f"  right group   {sum(r['right_group'] for r in records):5d}  {share_of(sum(r['right_group'] for r in records), n)}")
+    print(f"  correct       {sum(r['correct'] for r in records):5d}  {share_of(sum(r['correct'] for r in records), n)}")
     walls = [r["wall_ms"] for r in records if r["status"] == "ok"]
     if walls:
         print(f"  median time per request: {statistics.median(walls):.0f} ms (wall, client side)")

@@ -41,7 +41,8 @@ from ece import check_inputs
 from isotonic import confidence_variants
 from labels import split_code
 from registry import dataset_named
-from separation import SingleClassError, SweepPoint, auroc, percent, sweep
+from compare import percent
+from separation import SingleClassError, SweepPoint, auroc, sweep
 from results_record import ResultsLine
 
 RECALL = 0.95

@@ -31,6 +31,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # puts the post folders on sys.path
 from calib_split import add_fit_arguments, load_fit_and_report
+from compare import percent
 from ece import check_inputs, outcomes
 from isotonic import confidence_variants
 
@@ -288,16 +289,12 @@ def order_change(first: list[float], second: list[float]) -> OrderChange:
     return OrderChange(n * (n - 1) // 2, reversed_pairs, tied_pairs(second) - both, tied_pairs(first) - both)
 
 
-def percent(value: float | None) -> str:
-    return "-" if value is None else f"{100 * value:.1f}%"
-
-
 def share(count: int, total: int) -> str:
     """A count and its percentage of total, e.g. '  52833 ( 4.52%)'."""
     return f"{count:8d} ({100 * count / total if total else 0.0:5.2f}%)"
 
 
-def print_summary(variants: dict[str, list[float]], corrects: list[bool]) -> dict[str, float | None]:
+def print_measures(variants: dict[str, list[float]], corrects: list[bool]) -> dict[str, float | None]:
     """AUROC and AURC of each variant, then the coverage at each target; returns the AUROCs (None if undefined)."""
     print(f"{'':<12} {'AUROC':>6} {'AURC':>7}")
     aurocs, undefined = {}, None
@@ -378,7 +375,7 @@ def main() -> int:
     print(f"\n{args.split}: {len(records)} answers, {n_right} right ({percent(n_right / len(records))}), "
           f"median confidence {statistics.median(variants['raw']):.3f}\n")
 
-    aurocs = print_summary(variants, corrects)
+    aurocs = print_measures(variants, corrects)
     print()
     print_order(variants)
     print("isotonic maps each flat stretch of raw confidences to one value (ties; order otherwise kept);\n"

@@ -45,8 +45,9 @@ from labels import Intent, printable
 from llama_http import Client, exit_on_server_errors
 from prompt import Prompt, load_prompt
 from registry import add_dataset_argument, dataset_named
-from router_file import (Answer, Router, calib_state, default_router_path, read_router, route_of, sha256_of,
-                         text_sha256, top_two)
+from results_file import relative
+from datafiles import sha256_of
+from router_file import Answer, Router, calib_state, default_router_path, read_router, route_of, text_sha256, top_two
 from typed_request import TOP_LOGPROBS, probe
 
 # The keys of a --jsonl object, in order. index: the message's place among those routed, from 0;
@@ -302,12 +303,6 @@ def setup_lines(client: Client, info: dict, router: Router, path: Path, warning:
              f"thresholds: {describe_thresholds(router)} (resting on {router.act_answers} and {router.ask_answers} "
              "calib answers)"]
     return lines + ([warning] if warning else [])
-
-
-def relative(path: Path) -> str:
-    """A path relative to the working folder when below it, else absolute: how the setup names the router."""
-    path = path.resolve()
-    return str(path.relative_to(Path.cwd())) if path.is_relative_to(Path.cwd()) else str(path)
 
 
 def main() -> int:

@@ -24,6 +24,7 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Protocol
 
+from datafiles import sha256_of
 from isotonic import IsotonicFit
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -43,11 +44,6 @@ class Answer(Protocol):
     intent_distribution: dict[str, float] | None
     group_letter: str | None
     intent_letter: str | None
-
-
-def sha256_of(path: Path) -> str:
-    """Hex sha256 of a file's bytes."""
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def text_sha256(text: str) -> str:
@@ -96,8 +92,8 @@ class Router:
     fitted: str
 
     def __post_init__(self) -> None:
-        """Raise ValueError on a field no fit can give (see check_router)."""
-        check_router(self)
+        """Raise ValueError on a field no fit can give (see check_fields)."""
+        check_fields(self)
 
     def isotonic_fit(self) -> IsotonicFit:
         """Post 06's IsotonicFit rebuilt from the stretches: both ends of each (one point when they meet).
@@ -134,7 +130,7 @@ def _fraction(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and 0.0 <= value <= 1.0
 
 
-def check_router(router: Router) -> None:
+def check_fields(router: Router) -> None:
     """Raise ValueError naming the first field of `router` that no fit can give: a format other than FORMAT, a
     sha256 that is not 64 hex digits, a count below 0, a target outside (0, 1], a threshold or P(right) outside
     [0, 1], stretches that do not rise (first <= last < next first, values non-decreasing), no stretch."""
@@ -286,7 +282,7 @@ def read_router(path: Path) -> Router:
     writes one), and ValueError naming the file when it cannot be read or is
     not one router object of this format version: not JSON,
     not an object, a field missing or unknown, another format version, or a
-    field no fit can give (check_router).
+    field no fit can give (check_fields).
     """
     try:
         data = json.loads(path.read_text(encoding="utf-8"))

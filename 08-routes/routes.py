@@ -52,7 +52,8 @@ from intervals import LEVEL, Interval, clopper_pearson, number_argument, percent
 from isotonic import fit_isotonic
 from registry import dataset_named
 from router_file import OWN_FOLDER, own_router_path, route_of, router_from, router_name, top_two, write_router
-from separation import SweepPoint, percent, sweep
+from compare import percent
+from separation import SweepPoint, sweep
 from results_file import relative
 from results_record import ResultsLine
 from calib_split import add_fit_arguments, load_fit_and_report

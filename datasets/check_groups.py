@@ -17,22 +17,33 @@ instead, with counts, and the group of those outside its own), then the share
 of all confusions that stay inside a group, for this grouping and for the
 one given with --compare (a label file in the same format; only its groups
 are read), and the intents the two groupings place differently.
+
+Then the intents that share more words with another group than with their
+own, or few (unlike_labels): a grouping proposed from the words alone can
+put unlike intents together. With --dataset, the grouping and the messages
+are that dataset's (its label file; the retriever is fitted on its fit
+messages; the words of a dataset made from your own files are counted over
+all its labelled messages).
 """
 from __future__ import annotations
 
 import argparse
 import json
+import math
+import re
 import sys
 import time
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # puts the post folders on sys.path
 from banking77 import LABELS_FILE, fit_messages, load_labels
-from labels import LabelSet
+from labels import LETTERS, LabelSet, Message
 from script_exit import exit_on_bad_input
-from neighbours import K, Retriever
+from neighbours import K, Retriever, features
+from registry import add_dataset_argument, dataset_named
 
 TOP = 3  # confusions shown per intent
 ACROSS = 10  # confusions across groups shown
@@ -43,6 +54,16 @@ def read_labels(path: Path) -> LabelSet:
     """banking77.load_labels(path), with a file that is not JSON named in the error (ValueError)."""
     try:
         return load_labels(path)
+    except json.JSONDecodeError as error:
+        raise ValueError(f"{path} is not a JSON label file: {error}") from error
+
+
+def read_other(path: Path, labels: LabelSet, home: Path) -> LabelSet:
+    """The grouping of another label file of a task (labels.read_label_file, as many intents as `labels`), with a
+    file that is not JSON named in the error (ValueError). home: the task's own label file, for the errors."""
+    from labels import read_label_file
+    try:
+        return read_label_file(path, len(labels.intents), home.stem)
     except json.JSONDecodeError as error:
         raise ValueError(f"{path} is not a JSON label file: {error}") from error
 
@@ -168,6 +189,158 @@ def print_comparison(labels: LabelSet, other: LabelSet, names: tuple[str, str], 
               f"{in_group(mine, here):>13}  {in_group(mine, there):>5}")
 
 
+@dataclass(frozen=True)
+class Unlike:
+    """An intent unlike the rest of its group: its group and the closest other group (as named in the grouping
+    given), its mean cosine with the other intents of each, and the typical (median) such cosine of an intent with
+    its own group in this grouping (unlike_labels), all in [0, 1]."""
+
+    intent: str
+    group: str
+    own: float
+    other_group: str
+    other: float
+    typical: float
+
+    def why(self) -> str:
+        """Why it is unlike its group, in a few words: "closer to E CHANGE" or "few words in common"."""
+        return f"closer to {self.other_group}" if self.other > self.own else "few words in common"
+
+
+def intent_vectors(messages) -> dict[str, dict[str, float]]:
+    """Each intent's messages as one document, a unit TF-IDF vector over the intents: weight (1 + ln tf) x ln(N /
+    df), tf the messages of the intent that hold the feature (neighbours.features: words and word pairs), df the
+    intents whose messages hold it, N the intents. A feature every intent uses (what, my, the) weighs 0, so what
+    is left are the words of the intent's topic; the retriever's own idf counts messages, and on a few messages
+    per intent those common words would make every intent look alike."""
+    held: dict[str, Counter] = {}
+    for message in messages:
+        held.setdefault(message.intent, Counter()).update(set(features(message.text)))
+    df = Counter(feature for counts in held.values() for feature in counts)
+    vectors = {}
+    for intent, counts in held.items():
+        weights = {f: (1 + math.log(n)) * math.log(len(held) / df[f]) for f, n in counts.items() if df[f] < len(held)}
+        length = math.sqrt(sum(w * w for w in weights.values())) or 1.0
+        vectors[intent] = {f: w / length for f, w in weights.items()}
+    return vectors
+
+
+SHARE_FLOOR = 0.5  # an intent sharing under half the words the grouping's typical intent shares with its group
+
+
+def unlike_labels(groups: list[tuple[str, list[str]]], messages) -> list[Unlike]:
+    """The intents of `groups` ((name, intents) pairs) whose messages share few words with the rest of their group.
+
+    An intent's likeness to a group is the mean cosine of its intent_vectors
+    with the group's other intents: the same average linkage as
+    make_task.propose_groups, on vectors that leave out the words every intent
+    uses. An intent is unlike its group when its likeness to another group is
+    higher (the closest one is named), or when it is below SHARE_FLOOR times
+    the median likeness of an intent to its own group in this grouping (few
+    words in common: a merge the group sizes forced). A group of one intent
+    is left out (nothing to compare), as is an intent without messages.
+    Sorted by group order, then from the least like its group.
+    """
+    vectors = intent_vectors(messages)
+
+    def likeness(intent: str, others: list[str]) -> float:
+        others = [other for other in others if other != intent and other in vectors]
+        return sum(sum(w * vectors[other].get(f, 0.0) for f, w in vectors[intent].items())
+                   for other in others) / len(others) if others else 0.0
+
+    members = [(name, intent) for name, intents in groups if len(intents) > 1 for intent in intents if intent in vectors]
+    own = {intent: likeness(intent, dict(groups)[name]) for name, intent in members}
+    ranked = sorted(own.values())
+    typical = (ranked[(len(ranked) - 1) // 2] + ranked[len(ranked) // 2]) / 2 if ranked else 0.0
+    found = []
+    for name, intent in members:
+        other, closest = max(((likeness(intent, intents), group) for group, intents in groups
+                              if group != name and any(i in vectors for i in intents)), default=(0.0, ""))
+        if other > own[intent] or own[intent] < SHARE_FLOOR * typical or own[intent] == 0.0:
+            found.append(Unlike(intent, name, own[intent], closest, other, typical))
+    order = {name: k for k, (name, _) in enumerate(groups)}
+    return sorted(found, key=lambda u: (order[u.group], u.own - u.other))
+
+
+def propose_groups(names: list[str], messages: list[Message]) -> list[list[str]]:
+    """Groups for more labels than one group of single letters holds: labels whose messages are alike together.
+
+    Each label is the mean of its messages' TF-IDF vectors (post 01's
+    retriever, fitted on `messages`), and labels are merged, closest average
+    cosine first (average linkage), into max(ceil(n / 26), round(sqrt(n)))
+    groups of at most 1.5 times the mean size (26 at most). Returns the groups
+    as lists of names, each in the order of `names`, ordered by their first
+    name. Deterministic: ties go to the earlier pair.
+    """
+    retriever = Retriever.fit(messages)
+    centroid: dict[str, Counter] = {name: Counter() for name in names}
+    for message in messages:
+        centroid[message.intent].update(retriever.vector(message.text))
+    for vector in centroid.values():
+        length = math.sqrt(sum(w * w for w in vector.values())) or 1.0
+        for term in vector:
+            vector[term] /= length
+    n = len(names)
+    similarity = [[sum(w * centroid[b].get(t, 0.0) for t, w in centroid[a].items()) for b in names] for a in names]
+    target = max(math.ceil(n / len(LETTERS)), round(math.sqrt(n)))
+    cap = min(len(LETTERS), math.ceil(1.5 * n / target))
+    clusters = [[i] for i in range(n)]
+    while len(clusters) > target:
+        best, pair = -1.0, None
+        for i in range(len(clusters)):
+            for j in range(i + 1, len(clusters)):
+                if len(clusters[i]) + len(clusters[j]) <= cap:
+                    average = (sum(similarity[a][b] for a in clusters[i] for b in clusters[j])
+                               / (len(clusters[i]) * len(clusters[j])))
+                    if average > best:
+                        best, pair = average, (i, j)
+        if pair is None:  # every merge would pass the cap: allow bigger groups
+            cap += 1
+            continue
+        i, j = pair
+        clusters[i] = sorted(clusters[i] + clusters.pop(j))
+    return [[names[i] for i in cluster] for cluster in sorted(clusters)]
+
+
+def group_name(names: list[str], taken: set[str]) -> str:
+    """A name for a proposed group: the word its labels' names share most (in capitals), made unique."""
+    words = Counter(word for name in names for word in set(re.findall(r"[a-z0-9]+", name.lower())))
+    best = max(words, key=lambda word: (words[word], -len(word)), default="group").upper()
+    name, k = best, 2
+    while name in taken:
+        name, k = f"{best}_{k}", k + 1
+    return name
+
+
+def unlike_warnings(unlike: list, name: str, label_file: Path) -> list[str]:
+    """The warnings make_task.py prints for proposed groups that put unlike labels together (Made.unlike): a line
+    per such group naming it and its odd labels with the group each is closer to, then how to change the groups
+    and check them. [] when there is none."""
+    by_group: dict[str, list] = {}
+    for u in unlike:
+        by_group.setdefault(u.group, []).append(u)
+    if not by_group:
+        return []
+    lines = [f"warning: {len(by_group)} of the proposed groups put unlike labels together: the messages of the labels "
+             f"below share more words with another group's labels than with the rest of their own, or few, "
+             f"so the model, which picks a group before a label, may send them to the wrong group"]
+    lines += [f"  {group}: " + ", ".join(f"{u.intent} ({u.why()})" for u in odd) for group, odd in by_group.items()]
+    lines.append(f"  to regroup, move labels between groups in {shown(label_file)} (\"groups\"; a letter once in "
+                 f"each group) and write the prompt again: python3 02-forcing-a-valid-answer/prompt.py {name} --save "
+                 f"(making the task again overwrites them), or give the labels file a group column; "
+                 f"python3 datasets/check_groups.py --dataset {name} checks a grouping")
+    return lines
+
+
+def print_unlike(labels: LabelSet, messages) -> None:
+    """The intents that share more words with another group than with their own (unlike_labels)."""
+    found = unlike_labels([(f"{g.letter} {g.name}", [i.name for i in g.intents]) for g in labels.groups], messages)
+    print(f"intents that share fewer words with the rest of their group than with another group, or few "
+          f"(mean cosine of their words, unlike_labels): {len(found)}")
+    for u in found:
+        print(f"  {u.group:<24} {u.intent:<28} {u.own:.3f} own group, {u.other:.3f} {u.other_group}")
+
+
 def print_across(labels: LabelSet, confused: Counter, top: int) -> None:
     """The ``top`` largest confusions between two groups (both directions of a pair added)."""
     groups = group_of(labels)
@@ -183,34 +356,51 @@ def print_across(labels: LabelSet, confused: Counter, top: int) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--labels", type=Path, default=LABELS_FILE,
-                        help="the grouping to check, and whose calibration rows are left out (default: %(default)s)")
+    parser.add_argument("--labels", type=Path,
+                        help=f"BANKING77: the grouping to check, and whose calibration rows are left out (default: "
+                             f"{shown(LABELS_FILE)})")
+    add_dataset_argument(parser, what="whose grouping to check, on its fit messages")
     parser.add_argument("--compare", type=Path, help="another label file; only its groups are used")
     parser.add_argument("--top", type=int, default=TOP, help=f"confusions shown per intent (default: {TOP})")
     args = parser.parse_args()
     if args.top < 1:
         parser.error("--top must be 1 or more")
-    labels = read_labels(args.labels)
-    other = read_labels(args.compare) if args.compare else None
+    if args.labels and args.dataset != "banking77":
+        raise ValueError(f"--labels is a BANKING77 label file; --dataset {args.dataset} checks that dataset's own "
+                         f"grouping (edit its label file to try another)")
+    dataset = dataset_named(args.dataset)
+    if args.dataset == "banking77":
+        path = args.labels or LABELS_FILE
+        labels = read_labels(path)
+        fitted, what = fit_messages(labels), (f"BANKING77 training messages (train.csv minus the "
+                                              f"{len(labels.calibration_rows)} calibration rows of {shown(path)})")
+    else:
+        path, labels, fitted = dataset.label_file, dataset.load_labels(), dataset.fit_messages()
+        what = f"fit messages of {args.dataset} (its labelled messages minus the calibration and test splits)"
+    other = (read_labels(args.compare) if args.dataset == "banking77" else read_other(args.compare, labels, path)
+             ) if args.compare else None
     start = time.perf_counter()
-    retriever = Retriever.fit(fit_messages(labels))
+    retriever = Retriever.fit(fitted)
     confused, alone = confusions(retriever)
     seconds = time.perf_counter() - start
     n = len(retriever.texts)
     wrong = sum(confused.values())
-    print(f"leave-one-out over {n:,} BANKING77 training messages (train.csv minus the "
-          f"{len(labels.calibration_rows)} calibration rows of {shown(args.labels)}), k = {K}, {seconds:.1f} s")
+    print(f"leave-one-out over {n:,} {what}, k = {K}, {seconds:.1f} s")
     print(f"own intent first: {n - wrong - alone:,} ({percent(n - wrong - alone, n)}); "
           f"confusions: {wrong:,} ({percent(wrong, n)}); no neighbour: {alone}\n")
     print_groups(labels, confused, args.top)
     print_across(labels, confused, ACROSS)
+    print()
+    outside = dataset.out_of_scope_intents  # a task's every labelled message, as make_task.py measured them
+    labelled = dataset.loader().messages() if dataset.is_task else fitted
+    print_unlike(labels, [m for m in labelled if m.intent not in outside])
     print()
     if other is None:
         kept = in_group(confused, group_of(labels))
         print(f"confusions kept inside a group: {kept:,} of {wrong:,} = {percent(kept, wrong)} "
               f"(by chance, with groups of these sizes: {100 * by_chance(labels):.1f}%)")
         return 0
-    print_comparison(labels, other, (shown(args.labels), shown(args.compare)), confused)
+    print_comparison(labels, other, (shown(path), shown(args.compare)), confused)
     return 0
 
 

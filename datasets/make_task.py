@@ -2,15 +2,19 @@
 
     python3 datasets/make_task.py my_task --labels labels.csv --messages messages.csv
     python3 datasets/make_task.py my_task --labels labels.csv --messages messages.csv --test test.csv
-    python3 datasets/make_task.py my_task ... --out-of-scope none_of_these
+    python3 datasets/make_task.py my_task ... --out-of-scope none_of_these --out-of-scope-share 0.14
     python3 datasets/make_task.py my_task ... --irreversible close_account   # confirmed, never acted on
+    python3 datasets/make_task.py my_task ... --kind inform                  # every label only answers
+    python3 datasets/make_task.py my_task ... --kinds-from descriptions      # a proposal; --accept-kinds writes it
 
 labels.csv has the header label,description (a row per label, the description
 one line on what the label is used for), label,description,group (your own
 groups), and either with a kind column last: what acting on the label does
-(inform, change or irreversible; 08-routes/beyond/harm.py). Without it, every
-label is a change, the safe default. messages.csv, and test.csv if you keep test messages apart, have the
-header text,label. Both are UTF-8; quote a field that holds a comma.
+(inform, change or irreversible; 08-routes/beyond/gate/harm.py). Without it,
+every label is a change, the safe default, and a line says what that costs;
+--kind gives every label one kind, --kinds-from descriptions proposes one per
+label (task.proposed_kind) and --accept-kinds writes the proposal. messages.csv
+(and test.csv) have the header text,label. UTF-8; quote a field with a comma.
 
 It writes tasks/<name>/ (or $TYPED_DECISIONS_TASKS/<name>/): the label file
 <name>.json, the prompt and grammar the setup's warm-up and run.py send, and a
@@ -27,19 +31,34 @@ shared out, label by label (so the same files and seed give the same task):
      (the first of each label, then the second...) until --calib N messages;
      by default 10 per label, at least 300 in all (2 labels take 150 each),
      and up to 1,000 when a quarter of what the examples leave is more
-     (--calib has the reason);
+     (--calib has the reason). With --out-of-scope-share S, the out-of-scope
+     label gives round(S x N) of them (as many as it has, with a note, when
+     fewer), the other labels the rest, round-robin, spread through the split;
   5. test split: the rest (unless --test gives one).
 
-Then it prints the baselines with no model (no server, seconds): post 01's
-TF-IDF nearest neighbours (datasets/neighbours.py) fitted on the fit messages
-(every labelled message but the calibration and test splits, as
-baseline.py --dataset <name> fits it), and the logistic regression of
+Then it prints the baselines with no model (no server): post 01's TF-IDF
+nearest neighbours (datasets/neighbours.py) fitted on the fit messages (every
+labelled message but the calibration and test splits, as baseline.py
+--dataset <name> fits it), and the logistic regression of
 01-why-typed-decisions/beyond/linear.py fitted on the prompt's examples and on
-the fit messages (at most 2,000 of them, round-robin over the labels), with
-their accuracy on the calibration and test splits. The label file keeps them
-("baselines"), so later scripts name them without fitting again
-(task.baseline_note). A model that does worse than them on your task is not
-worth its cost there: datasets/your-task.md says what to try.
+the fit messages (at most task.LINEAR_CAP = 2,000, round-robin over the
+labels), with their accuracy on both splits. The logistic regression is
+fitted whatever the number of labels; its cost grows with them (a line on
+stderr says when a fit starts). Timed with `time` on 2 cores shared with
+other work (load average 3 to 5): a task of 31 labels (CLINC150's travel and
+car intents and out of scope, 20 labelled messages each, a test file of
+1,050) took 6.5 s and 10.1 s to make in two runs, 0.6 s without it; one of
+CLINC150's 150 intents and out of scope (20 each: 1,510 fit messages; a test
+file of 5,500) took 136 s and 182 s, 3.9 s without it. The label file keeps
+them ("baselines"), with each one's right or wrong answer on each message
+("right"), so that later scripts compare the model with them on the very
+messages it answered, without fitting again (task.baseline_note).
+
+It also says whether 08-routes/beyond/guarantees/certified_routes.py can ever
+act on the task: it needs at least 199 right calibration answers with an
+in-scope code to certify its 98.5% target at delta 0.05 (guarantee's
+minimum_answers: 199 right of 199 have a Clopper-Pearson lower bound of
+0.05 ** (1 / 199) = 0.98506, 198 of 198 0.98498).
 
 The prompt's last line asks for the code alone (--closing none, the default),
 or names one code of the task as an example (--closing example); post 02's
@@ -51,12 +70,14 @@ start, with a note: the prompt writes the name just before it.
 Codes follow the task. Up to 26 labels: one group, A, whose letter the
 grammar writes for the model, so the code A-C is a choice of one letter among
 the labels. More: your groups (the group column), or groups proposed from the
-messages: labels whose messages share words share a group, so that the model
-tells the close ones apart at the second step. Edit the groups in the label
-file, then write the prompt again (02-forcing-a-valid-answer/prompt.py <name>
---save). At most 26 groups of 26 labels. Bad input (an unknown label, a label
-without a description or messages, a duplicate, a header other than the
-above...) ends with one line and exit status 2, and writes nothing.
+messages (check_groups.propose_groups), with a warning naming a proposed group
+that puts unlike labels together (check_groups.unlike_labels). Edit the groups
+in the label file, then write the prompt again (python3
+02-forcing-a-valid-answer/prompt.py <name> --save), or give the labels file a
+group column. At most 26 groups of 26 labels. Bad input (an unknown label, a
+label without a description or messages, a duplicate, a header other than the
+above, an option out of its range or at odds with another...) ends with one
+line and exit status 2, and writes nothing.
 """
 from __future__ import annotations
 
@@ -64,23 +85,29 @@ import argparse
 import math
 import random
 import re
+import shlex
 import sys
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import series  # puts the post folders on sys.path
-sys.path.insert(0, str(series.ROOT / "01-why-typed-decisions" / "beyond"))  # post 01's baselines (beyond the series)
+import series  # puts the post folders and the rooms beyond them on sys.path
+from check_groups import group_name, propose_groups, unlike_labels, unlike_warnings
+from guarantee import DELTA, minimum_answers
+from harm import CHANGE_TARGET
 from labels import LETTERS, Group, Intent, LabelSet, Message, printable
 from linear import example_messages, fit_classifier
 from make_banking77 import fits_in_prompt, normalise, to_json
-from neighbours import Retriever, gold_positions, recall_at
+from neighbours import Retriever, gold_positions
 from prompt import build_prompt
 from registry import DATASETS, HERE, tasks_dir
+from routes import TARGET
 from saved_answers import OWN_RESULTS
 from script_exit import exit_on_bad_input
-from task import ACTION_KINDS, BASELINE_NAMES, MESSAGES, SAFE_ACTION, TEST, read_csv, read_messages
+from task import (ACTION_KINDS, MESSAGES, SAFE_ACTION, TEST, Baseline, baselines_block, baselines_table,
+                  changed_task, check_kind_options, label_kinds, linear_sample, marks, parse_share, read_csv,
+                  read_messages, round_robin, spread_in)
 
 EXAMPLES = 5          # per label in the prompt, as the series does
 CALIBRATION = 10      # per label at least, as the series does...
@@ -88,8 +115,6 @@ CALIBRATION_TOTAL = 300  # ...and a few hundred in all (post 1), so fewer labels
 CALIBRATION_SHARE = 4    # from a large pile, a quarter of what the examples leave...
 CALIBRATION_MAX = 1000   # ...up to this many (a run of 1,000 messages takes about 4 minutes on 2 cores)
 MIN_CALIBRATION = 20  # below this the split cannot be said to calibrate anything: refused
-LINEAR_CAP = 2000     # fit messages the logistic regression takes at most: 2,000 fit in seconds, 18,000 in 47 s
-LINEAR_MAX_LABELS = 26  # one group; its fit and scoring cost grows with the labels (150: a minute on 750 messages)
 CLOSINGS = ("none", "example")
 MAX_LABEL = 60        # characters of a label name
 NAME = re.compile(r"[a-z][a-z0-9_]{0,39}")
@@ -108,7 +133,7 @@ class LabelRow:
     description: str
     group: str = ""
     stripped: str = ""  # what read_labels removed from the start of the description: the label's own name
-    kind: str = SAFE_ACTION  # what acting on it does (task.ACTION_KINDS), from the kind column
+    kind: str = ""  # what acting on it does (task.ACTION_KINDS), from the kind column; "" without one
 
 
 @dataclass
@@ -119,7 +144,12 @@ class Made:
     test: rows of messages.csv (test empty when a test file was given).
     notes: what the reader should know (labels short of messages, repeats).
     files: file name -> the bytes to write into the task folder.
-    baselines: the label file's "baselines" block (Baselines.block()).
+    baselines: the label file's "baselines" block (baselines_block).
+    kind_lines: what make_task.py prints on the labels' kinds (label_kinds);
+    kinds_pending: a proposal of kinds waits for --accept-kinds.
+    certified: the line on 08's certified act rule (certified_line).
+    unlike: the labels of proposed groups that share more words with another
+    group (check_groups.unlike_labels); empty for one group or your own.
     """
 
     labels: LabelSet
@@ -130,6 +160,10 @@ class Made:
     notes: list[str] = field(default_factory=list)
     files: dict[str, bytes] = field(default_factory=dict)
     baselines: dict = field(default_factory=dict)
+    kind_lines: list[str] = field(default_factory=list)
+    kinds_pending: bool = False
+    certified: str = ""
+    unlike: list = field(default_factory=list)
 
 
 def label_problem(name: str) -> str | None:
@@ -157,7 +191,7 @@ def own_name_prefix(name: str, description: str) -> str:
 def read_labels(path: Path) -> list[LabelRow]:
     """The rows of a labels file (label,description[,group][,kind]); ValueError for a duplicate label, a name the
     prompt cannot hold, an empty or multi-line description, (with a group column) an empty group, or (with a kind
-    column) a kind that is not one of task.ACTION_KINDS (without it, every label is SAFE_ACTION). A description
+    column) a kind that is not one of task.ACTION_KINDS (without it, LabelRow.kind is "": label_kinds decides). A description
     that starts with its label's name loses that start (own_name_prefix; LabelRow.stripped keeps it)."""
     header, rows = read_csv(path, LABEL_HEADERS, "the labels")
     labels, seen = [], set()
@@ -174,8 +208,8 @@ def read_labels(path: Path) -> list[LabelRow]:
         group = row[header.index("group")].strip() if "group" in header else ""
         if "group" in header and not group:
             raise ValueError(f"{path}: the label {name!r} has no group")
-        kind = row[header.index("kind")].strip() if "kind" in header else SAFE_ACTION
-        if kind not in ACTION_KINDS:
+        kind = row[header.index("kind")].strip() if "kind" in header else ""
+        if "kind" in header and kind not in ACTION_KINDS:
             raise ValueError(f"{path}, line {line}: the label {name!r} has the kind {printable(kind)!r}; expected "
                              f"{', '.join(ACTION_KINDS)} (what acting on it does)")
         seen.add(name)
@@ -183,56 +217,6 @@ def read_labels(path: Path) -> list[LabelRow]:
     if len(labels) < 2:
         raise ValueError(f"{path} lists {len(labels)} label(s): a decision needs at least 2")
     return labels
-
-
-def propose_groups(names: list[str], messages: list[Message]) -> list[list[str]]:
-    """Groups for more labels than one group of single letters holds: labels whose messages are alike together.
-
-    Each label is the mean of its messages' TF-IDF vectors (post 01's
-    retriever, fitted on `messages`), and labels are merged, closest average
-    cosine first (average linkage), into max(ceil(n / 26), round(sqrt(n)))
-    groups of at most 1.5 times the mean size (26 at most). Returns the groups
-    as lists of names, each in the order of `names`, ordered by their first
-    name. Deterministic: ties go to the earlier pair.
-    """
-    retriever = Retriever.fit(messages)
-    centroid: dict[str, Counter] = {name: Counter() for name in names}
-    for message in messages:
-        centroid[message.intent].update(retriever.vector(message.text))
-    for vector in centroid.values():
-        length = math.sqrt(sum(w * w for w in vector.values())) or 1.0
-        for term in vector:
-            vector[term] /= length
-    n = len(names)
-    similarity = [[sum(w * centroid[b].get(t, 0.0) for t, w in centroid[a].items()) for b in names] for a in names]
-    target = max(math.ceil(n / len(LETTERS)), round(math.sqrt(n)))
-    cap = min(len(LETTERS), math.ceil(1.5 * n / target))
-    clusters = [[i] for i in range(n)]
-    while len(clusters) > target:
-        best, pair = -1.0, None
-        for i in range(len(clusters)):
-            for j in range(i + 1, len(clusters)):
-                if len(clusters[i]) + len(clusters[j]) <= cap:
-                    average = (sum(similarity[a][b] for a in clusters[i] for b in clusters[j])
-                               / (len(clusters[i]) * len(clusters[j])))
-                    if average > best:
-                        best, pair = average, (i, j)
-        if pair is None:  # every merge would pass the cap: allow bigger groups
-            cap += 1
-            continue
-        i, j = pair
-        clusters[i] = sorted(clusters[i] + clusters.pop(j))
-    return [[names[i] for i in cluster] for cluster in sorted(clusters)]
-
-
-def group_name(names: list[str], taken: set[str]) -> str:
-    """A name for a proposed group: the word its labels' names share most (in capitals), made unique."""
-    words = Counter(word for name in names for word in set(re.findall(r"[a-z0-9]+", name.lower())))
-    best = max(words, key=lambda word: (words[word], -len(word)), default="group").upper()
-    name, k = best, 2
-    while name in taken:
-        name, k = f"{best}_{k}", k + 1
-    return name
 
 
 def grouped(labels: list[LabelRow], by_label: dict[str, list[Message]], task: str,
@@ -290,11 +274,20 @@ def default_calibration(labels: int, left: int) -> int:
     return min(left, max(CALIBRATION * labels, CALIBRATION_TOTAL, min(CALIBRATION_MAX, left // CALIBRATION_SHARE)))
 
 
-def round_robin(rests: list[list[int]], size: int) -> list[int]:
-    """The first `size` rows of rests taken in turn: the first row of every list, then the second..., a list
-    that runs out left out. ([[1, 2, 3], [4]], 3) -> [1, 4, 2]."""
-    taken = [rows[k] for k in range(max(map(len, rests), default=0)) for rows in rests if k < len(rows)]
-    return taken[:size]
+def certified_line(calibration: int, in_scope: int) -> str:
+    """The line make_task.py prints on 08-routes/beyond/guarantees/certified_routes.py's act rule: it certifies the act target
+    (routes.TARGET) at level 1 - DELTA only on at least minimum_answers right calib answers with an in-scope code
+    (a Clopper-Pearson lower bound: n right of n bound DELTA ** (1 / n)), so a calibration split with fewer
+    in-scope messages can never act; then the --calib that would give it enough."""
+    needed = minimum_answers(TARGET, DELTA)
+    line = (f"certified act rule (08-routes/beyond/guarantees/certified_routes.py): it needs at least {needed} right calib "
+            f"answers with an in-scope code to certify {100 * TARGET:.1f}% at delta {DELTA} ({needed} right of {needed}: "
+            f"lower bound {DELTA ** (1 / needed):.4f}); the calibration split has {calibration} messages, {in_scope} in "
+            f"scope, ")
+    if in_scope >= needed:
+        return line + "so it can act on this task once the model gets enough of them right"
+    more = math.ceil(needed * calibration / in_scope) if in_scope else needed
+    return line + f"so it can never act on this task: make it again with --calib {more} or more (add messages if need be)"
 
 
 def closing_line(closing: str, labels: LabelSet, out_of_scope: str | None) -> tuple[str, str | None]:
@@ -311,78 +304,55 @@ def closing_line(closing: str, labels: LabelSet, out_of_scope: str | None) -> tu
     return f"Answer with the code only, for example {code}.", code
 
 
-@dataclass(frozen=True)
-class Baseline:
-    """One baseline with no model: key (the label file's name for it, task.BASELINE_NAMES says what it is), how
-    many labelled messages it was fitted on, and its accuracy (top-1, in [0, 1]) per split ("calib", "test"; a
-    split with no message is left out)."""
-
-    key: str
-    fitted_on: int
-    accuracy: dict[str, float]
-
-
-def linear_sample(fit: list[Message], seed: int, cap: int = LINEAR_CAP) -> list[Message]:
-    """fit, or `cap` of its messages taken round-robin over the labels (each label's own shuffled with
-    random.Random("<seed>:linear:<label>")), in label order then turn, when it holds more."""
-    if len(fit) <= cap:
-        return fit
-    by_label: dict[str, list[Message]] = {}
-    for message in fit:
-        by_label.setdefault(message.intent, []).append(message)
-    for label, listed in by_label.items():
-        random.Random(f"{seed}:linear:{label}").shuffle(listed)
-    lists = [by_label[label] for label in sorted(by_label)]
-    return [lists[i][k] for i, k in round_robin([[(i, k) for k in range(len(rows))] for i, rows in enumerate(lists)], cap)]
-
-
 def measure_baselines(fit: list[Message], examples: list[Message], splits: dict[str, list[Message]],
-                      seed: int) -> list[Baseline]:
+                      seed: int, say=None) -> list[Baseline]:
     """The nearest neighbours fitted on `fit` (post 01's retriever, as baseline.py fits it on fit_messages), and
     the logistic regression (linear.py, seeded with `seed`) fitted on `examples` and on linear_sample(fit), each
-    with its top-1 accuracy on every split of `splits` that holds messages. The logistic regression only for up
-    to LINEAR_MAX_LABELS labels (it takes minutes for more), and on the fit messages only when they are more
-    than the examples. ValueError when fit is empty."""
+    right or wrong on every message of every split of `splits` that holds messages. The logistic regression
+    whatever the number of labels (the module docstring has what it costs), on the fit messages only when they are
+    more than the examples. say: called with a line before each logistic regression fit (main prints it to
+    stderr: a fit of 150 labels takes a minute), or None. ValueError when fit is empty."""
     splits = {name: messages for name, messages in splits.items() if messages}
     retriever = Retriever.fit(fit)
     result = [Baseline("neighbours", len(fit),
-                       {name: recall_at(gold_positions(retriever, messages), 1) for name, messages in splits.items()})]
+                       {name: marks(position == 1 for position in gold_positions(retriever, messages))
+                        for name, messages in splits.items()})]
     sample = linear_sample(fit, seed)
-    labels = len({m.intent for m in fit})
     for key, messages in (("linear_examples", examples), ("linear_fit", sample)):
-        if labels > LINEAR_MAX_LABELS or len({m.intent for m in messages}) < 2 or (key == "linear_fit" and
-                                                                                   len(sample) == len(examples)):
-            continue  # too slow to wait for here; or nothing to fit; or the same messages as the examples
+        labels = len({m.intent for m in messages})
+        if labels < 2 or (key == "linear_fit" and len(sample) == len(examples)):
+            continue  # nothing to fit; or the same messages as the examples
+        if say:
+            say(f"fitting the logistic regression on {len(messages):,} messages of {labels} labels ...")
         model = fit_classifier(messages, seed=seed, cache=None)
         result.append(Baseline(key, len(messages), {
-            split: sum(model.predict(m.text) == m.intent for m in listed) / len(listed) for split, listed in splits.items()}))
+            split: marks(model.predict(m.text) == m.intent for m in listed) for split, listed in splits.items()}))
     return result
-
-
-def baselines_block(baselines: list[Baseline], fit_size: int) -> dict:
-    """The label file's "baselines": per split, key -> accuracy rounded to 4 decimals (so the same files give the
-    same bytes), and what each was fitted on."""
-    splits = sorted({split for b in baselines for split in b.accuracy})
-    return {**{split: {b.key: round(b.accuracy[split], 4) for b in baselines if split in b.accuracy} for split in splits},
-            "fitted_on": {b.key: b.fitted_on for b in baselines}, "fit_messages": fit_size}
 
 
 def make_task(name: str, labels_path: Path, messages_path: Path, test_path: Path | None = None, seed: int = 0,
               out_of_scope: str | None = None, instructions: str | None = None, calib: int | None = None,
-              closing: str = "none", irreversible: tuple[str, ...] = ()) -> Made:
+              closing: str = "none", irreversible: tuple[str, ...] = (), kind: str | None = None,
+              kinds_from: str | None = None, accept_kinds: bool = False, out_of_scope_share: float | None = None,
+              say=None) -> Made:
     """Read and check the files, decide groups, codes, examples and splits, measure the baselines, and build
     every file of the task.
 
     calib: the calibration split's size (None: default_calibration). closing:
     the prompt's last line, "none" or "example" (closing_line). Each label's
-    "action" in the label file is its kind column's (read_labels; without it
-    SAFE_ACTION, a change), as banking77.json marks its intents; irreversible:
+    "action" in the label file is what label_kinds decides: its kind column's,
+    else `kind` for every label (--kind), else with kinds_from="descriptions"
+    and accept_kinds the kinds proposed from the descriptions, else
+    SAFE_ACTION, a change, as banking77.json marks its intents; irreversible:
     labels whose action cannot be undone, marked "irreversible" whatever their
-    kind, so that 08-routes/beyond/route_beyond.py asks to confirm them
-    instead of acting (harm.py). Nothing is written here (write_task
-    does it). Raises ValueError with one sentence for every bad input the
-    module docstring lists, and for a calib below 20 or above the messages the
-    examples leave; OSError for a file that cannot be read.
+    kind, so that 08-routes/beyond/service/route_beyond.py asks to confirm them
+    instead of acting (harm.py). out_of_scope_share: the share of the
+    calibration split the out-of-scope label takes (your traffic's; needs
+    out_of_scope), as far as its messages allow. say: passed to
+    measure_baselines. Nothing is written here (write_task does it). Raises
+    ValueError with one sentence for every bad input the module docstring
+    lists, and for a calib below 20 or above the messages the examples leave;
+    OSError for a file that cannot be read.
     """
     if closing not in CLOSINGS:
         raise ValueError(f"--closing must be one of {', '.join(CLOSINGS)}, not {closing!r}")
@@ -393,18 +363,24 @@ def make_task(name: str, labels_path: Path, messages_path: Path, test_path: Path
                          f"(it names files and --dataset)")
     if name in DATASETS and not DATASETS[name].is_task:
         raise ValueError(f"{name!r} is a dataset of the series; give your task another name")
+    share = parse_share(out_of_scope_share)
+    if share is not None and out_of_scope is None:
+        raise ValueError(f"--out-of-scope-share {out_of_scope_share} needs --out-of-scope LABEL: the label whose "
+                         f"share it is")
     labels = read_labels(labels_path)
+    check_kind_options(labels, kind, kinds_from, accept_kinds)
     if len(labels) > len(LETTERS) ** 2:
         raise ValueError(f"{len(labels)} labels do not fit the codes: at most {len(LETTERS)} groups of at most "
                          f"{len(LETTERS)} labels each ({len(LETTERS) ** 2} labels)")
     known = {label.name for label in labels}
-    kinds = {label.name: label.kind for label in labels}
     if out_of_scope is not None and out_of_scope not in known:
         raise ValueError(f"--out-of-scope {out_of_scope!r} is not a label of {labels_path}")
     if unknown := sorted(set(irreversible) - known):
         raise ValueError(f"--irreversible {unknown[0]!r} is not a label of {labels_path}")
     if out_of_scope in irreversible:
         raise ValueError(f"--irreversible {out_of_scope!r} is the out-of-scope label, which is never acted on")
+    kinds, kind_lines, kinds_pending = label_kinds(labels, (CHANGE_TARGET, TARGET), kind, kinds_from, accept_kinds,
+                                                   out_of_scope, irreversible)
     messages = read_messages(messages_path, "messages")
     test = read_messages(test_path, "test") if test_path else []
     for path, listed in ((messages_path, messages), (test_path, test)):
@@ -434,7 +410,16 @@ def make_task(name: str, labels_path: Path, messages_path: Path, test_path: Path
                          f"so at most --calib {left}")
     size = default_calibration(len(labels), left) if calib is None else calib
     per_label = size // len(labels)  # the even share, that a label short of messages is noted against
-    calibration_rows = round_robin([shared[label][1] for label in order], size)
+    asked = dict.fromkeys(order, per_label)
+    if share is None:
+        calibration_rows = round_robin([shared[label][1] for label in order], size)
+    else:  # the out-of-scope label at the share of your traffic, the others round-robin, it spread through them
+        asked[out_of_scope] = wanted = round(share * size)
+        outside = shared[out_of_scope][1][:wanted]
+        asked.update(dict.fromkeys((label for label in order if label != out_of_scope),
+                                   (size - wanted) // (len(order) - 1)))
+        calibration_rows = spread_in(round_robin([shared[label][1] for label in order if label != out_of_scope],
+                                                 size - len(outside)), outside)
     if len(calibration_rows) < MIN_CALIBRATION:
         raise ValueError(f"only {len(calibration_rows)} messages are left for the calibration split after the prompt "
                          f"examples; at least {MIN_CALIBRATION} are needed to fit anything (about {per_label} per "
@@ -449,9 +434,11 @@ def make_task(name: str, labels_path: Path, messages_path: Path, test_path: Path
             examples, rest = shared[label]
             calib_count = sum(row in in_calibration for row in rest)
             rest = sorted(row for row in rest if row not in in_calibration) if not test_path else []
-            if len(examples) < EXAMPLES or calib_count < per_label:
+            short = calib_count < asked[label] and not (share is not None and label == out_of_scope)  # noted below
+            if len(examples) < EXAMPLES or short:
                 notes.append(f"{label}: {len(by_label[label])} messages, {len(rows_of[label])} distinct: "
-                             f"{len(examples)} examples, {calib_count} calibration (asked: {EXAMPLES} and {per_label})")
+                             f"{len(examples)} examples, {calib_count} calibration (asked: {EXAMPLES} and "
+                             f"{asked[label]})")
             intents.append(Intent(letter, intent_letter, label, description[label],
                                   tuple(texts[row] for row in examples)))
             test_rows += rest
@@ -460,6 +447,21 @@ def make_task(name: str, labels_path: Path, messages_path: Path, test_path: Path
     if notes:
         notes.append("a label with fewer calibration messages than asked weighs less in every fit on the "
                      "calibration split, and its wrong answers are more often missed there")
+    outside_count = sum(messages[row].intent == out_of_scope for row in calibration_rows)
+    test_split = test if test_path else [messages[row] for row in test_rows]
+    if share is not None and outside_count < asked[out_of_scope]:
+        notes.append(f"--out-of-scope-share {share:g}: the out-of-scope label {out_of_scope} has {outside_count} "
+                     f"messages beyond the prompt's examples, so the calibration split holds {outside_count} of "
+                     f"{len(calibration_rows)} ({100 * outside_count / len(calibration_rows):.1f}%), not "
+                     f"{asked[out_of_scope]}: add about {asked[out_of_scope] - outside_count} out-of-scope messages "
+                     f"to reach {100 * share:g}%")
+    elif share is None and out_of_scope and (in_test := sum(m.intent == out_of_scope for m in test_split)):
+        test_share, calib_share = in_test / len(test_split), outside_count / len(calibration_rows)
+        if max(test_share, calib_share) > 1.5 * min(test_share, calib_share):
+            notes.append(f"the test split holds {100 * test_share:.1f}% out-of-scope messages, the calibration split "
+                         f"{100 * calib_share:.1f}%: the thresholds fitted on calib expect them that often; if your "
+                         f"traffic is like the test split, make the task again with --out-of-scope-share "
+                         f"{test_share:.2f}")
     if stripped := [label for label in labels if label.stripped]:
         notes.append(f"{len(stripped)} description{'s' if len(stripped) > 1 else ''} began with the label's own name, "
                      f"which the prompt writes just before it: removed ("
@@ -486,9 +488,8 @@ def make_task(name: str, labels_path: Path, messages_path: Path, test_path: Path
     prompt = build_prompt(label_set, EXAMPLES, True, text, last_line)
     held_out = in_calibration | set(test_rows)
     fit = [message for row, message in enumerate(messages) if row not in held_out]  # = TaskLoader.fit_messages
-    splits = {"calib": [messages[row] for row in calibration_rows],
-              "test": test if test_path else [messages[row] for row in test_rows]}
-    baselines = baselines_block(measure_baselines(fit, example_messages(label_set), splits, seed), len(fit))
+    splits = {"calib": [messages[row] for row in calibration_rows], "test": test_split}
+    baselines = baselines_block(measure_baselines(fit, example_messages(label_set), splits, seed, say), len(fit))
     data = {"dataset": name,
             "source": f"made by datasets/make_task.py from {Path(labels_path).name} and {Path(messages_path).name}"
                       + (f" and {Path(test_path).name}" if test_path else ""),
@@ -496,15 +497,20 @@ def make_task(name: str, labels_path: Path, messages_path: Path, test_path: Path
             **({"out_of_scope_intents": [out_of_scope]} if out_of_scope else {}),
             "task": {"labels": len(labels), "seed": seed, "instructions": text, "closing": closing,
                      "closing_line": last_line},
-            "baselines": baselines,
             "groups": [{"letter": g.letter, "name": g.name,
                         "intents": [{"letter": i.letter, "intent": i.name, "description": i.description,
-                                     "examples": list(i.examples),
-                                     "action": "irreversible" if i.name in irreversible else kinds[i.name]}
+                                     "examples": list(i.examples), "action": kinds[i.name]}
                                     for i in g.intents]} for g in groups],
-            "calibration": {"seed": seed, "per_label": per_label, "rows": calibration_rows},
-            **({} if test_path else {"test": {"rows": test_rows}})}
-    made = Made(label_set, calibration_rows, test_rows, data["splits"]["test"], counts, notes, baselines=baselines)
+            "calibration": {"seed": seed, "per_label": per_label,
+                            **({} if share is None else {"out_of_scope_share": share}), "rows": calibration_rows},
+            **({} if test_path else {"test": {"rows": test_rows}}),
+            "baselines": baselines}  # last: its per-message marks are long lines
+    made = Made(label_set, calibration_rows, test_rows, data["splits"]["test"], counts, notes, baselines=baselines,
+                kind_lines=kind_lines, kinds_pending=kinds_pending,
+                certified=certified_line(len(calibration_rows), len(calibration_rows) - outside_count))
+    if not labels[0].group and len(labels) > len(LETTERS):  # proposed groups: say which hold unlike labels
+        made.unlike = unlike_labels([(f"{g.letter} {g.name}", [i.name for i in g.intents]) for g in groups],
+                                    [m for m in messages if m.intent != out_of_scope])
     made.files = {f"{name}.json": to_json(data).encode("utf-8"), MESSAGES: Path(messages_path).read_bytes(),
                   f"{name}.prompt.txt": prompt.system.encode("utf-8"), f"{name}.gbnf": prompt.grammar.encode("utf-8")}
     if test_path:
@@ -543,27 +549,15 @@ def summary(made: Made) -> list[str]:
     return lines
 
 
-def baselines_table(block: dict) -> list[str]:
-    """The baselines make_task.py prints, from the label file's "baselines" block: per baseline, the labelled
-    messages it was fitted on and its accuracy on calib and test ("-" for a split the task lacks)."""
-    lines = [f"{'baselines with no model (accuracy)':<40} {'fitted on':>9} {'calib':>6} {'test':>6}"]
-    for key, fitted_on in block["fitted_on"].items():
-        figures = "".join(f" {100 * block[split][key]:>5.1f}%" if key in block.get(split, {}) else f" {'-':>6}"
-                          for split in ("calib", "test"))
-        lines.append(f"{BASELINE_NAMES[key]:<40} {fitted_on:>9,}{figures}")
-    if "linear_examples" not in block["fitted_on"]:
-        lines.append(f"(no logistic regression for more than {LINEAR_MAX_LABELS} labels here, it takes minutes: "
-                     f"01-why-typed-decisions/beyond/baseline.py --dataset <name> --method linear fits it)")
-    elif block["fitted_on"].get("linear_fit", block["fit_messages"]) < block["fit_messages"]:
-        lines.append(f"(the fit messages: {block['fit_messages']:,}, every labelled message but the calib and test "
-                     f"splits; the logistic regression took {block['fitted_on']['linear_fit']:,} of them, round-robin "
-                     f"over the labels)")
-    return lines
+def this_command(*more: str) -> str:
+    """The make_task.py command this run was started with, and `more` after it, as a reader types it again."""
+    return shlex.join(["python3", "datasets/make_task.py", *sys.argv[1:], *more])
 
 
-def check_letters(letters: str) -> str:
+def check_letters(letters: str, name: str) -> str:
     """Whether every letter of the codes, and '-' before it, is one token for the running server's model
-    (02's tokens.py asks /tokenize). A line to print; ValueError when one is not (then nothing is written)."""
+    (02's tokens.py asks /tokenize). A line to print; ValueError when one is not (then nothing is written).
+    name: the task's, for the command that starts the server with its prompt."""
     from llama_http import (Client, ConnectionLost, ServerError, ServerLoading, ServerTimeout, ServerUnreachable,
                             server_command)
     from tokens import letter_tokens
@@ -573,13 +567,14 @@ def check_letters(letters: str) -> str:
         return f"letters {letters}: single tokens for {client.model_info()['model']} (checked with /tokenize)"
     except (ServerUnreachable, ServerLoading, ServerTimeout, ConnectionLost, ServerError):
         return (f"letters {letters}: not checked, no server at {client.url}; start it "
-                f"({server_command(client.url, 'start')}) and run this again to check them")
+                f"({server_command(client.url, f'start --dataset {name}')}) and run {this_command()} again to "
+                f"check them")
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("name", help="the task's name: lower-case letters, digits and _ (it is --dataset's value)")
-    parser.add_argument("--labels", type=Path, required=True, help="CSV: label,description[,group]")
+    parser.add_argument("--labels", type=Path, required=True, help="CSV: label,description[,group][,kind]")
     parser.add_argument("--messages", type=Path, required=True, help="CSV: text,label")
     parser.add_argument("--test", type=Path, help="CSV: text,label, your test messages (default: what is left)")
     parser.add_argument("--out-of-scope", metavar="LABEL", help="the label that means 'none of these'")
@@ -597,16 +592,32 @@ def main() -> int:
     parser.add_argument("--irreversible", metavar="LABEL", action="append", default=[],
                         help="a label whose action cannot be undone: post 08's beyond routes ask to confirm it "
                              "instead of acting (repeat for several)")
+    parser.add_argument("--kind", metavar="KIND",
+                        help=f"what acting on every label does, one of {', '.join(ACTION_KINDS)} (without a kind "
+                             f"column; default: {SAFE_ACTION}, the safe one): inform when your labels only answer")
+    parser.add_argument("--kinds-from", metavar="SOURCE",
+                        help="propose a kind per label from its description (SOURCE: descriptions): inform for a "
+                             "question or a request for information, change for anything else; printed, written "
+                             "only with --accept-kinds")
+    parser.add_argument("--accept-kinds", action="store_true", help="write the kinds --kinds-from proposes")
+    parser.add_argument("--out-of-scope-share", metavar="S",
+                        help="the share of your traffic that fits none of the labels, a fraction such as 0.14: the "
+                             "calibration split holds the out-of-scope label's messages at that share (as far as "
+                             "they go) instead of one label's even share")
     args = parser.parse_args()
+
+    def say(line: str) -> None:
+        print(line, file=sys.stderr, flush=True)
     made = make_task(args.name, args.labels, args.messages, args.test, args.seed, args.out_of_scope,
-                     args.instructions, args.calib, args.closing, tuple(args.irreversible))
+                     args.instructions, args.calib, args.closing, tuple(args.irreversible), args.kind,
+                     args.kinds_from, args.accept_kinds, args.out_of_scope_share, say)
     letters = "".join(sorted({g.letter for g in made.labels.groups} | {i.letter for i in made.labels.intents}))
-    checked = check_letters(letters)
+    checked = check_letters(letters, args.name)
     for line in summary(made):
         print(line)
     folder = tasks_dir() / args.name
     label_file = folder / f"{args.name}.json"
-    if label_file.exists() and label_file.read_bytes() != made.files[label_file.name]:
+    if changed_task(folder, made.files, args.name):
         runs = sorted(OWN_RESULTS.glob(f"{args.name}-*.jsonl"))
         made.notes += [f"{shown(run)} holds answers to the task as it was; move it away before run.py, as its "
                        f"splits may have changed" for run in runs]
@@ -617,7 +628,14 @@ def main() -> int:
           f"{'s' if len(made.labels.groups) > 1 else ''}, codes {intents[0].code} to {intents[-1].code}; "
           f"calibration split {len(made.calibration)} messages, test split {made.test_size}")
     print(checked)
+    print(made.certified)
+    for line in made.kind_lines:
+        print(line)
+    if made.kinds_pending:
+        print(f"to write these kinds: {this_command('--accept-kinds')}")
     for line in baselines_table(made.baselines):
+        print(line)
+    for line in unlike_warnings(made.unlike, args.name, label_file):
         print(line)
     for note in made.notes:
         print(f"note: {note}")

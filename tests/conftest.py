@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # puts the post folders on sys.path
 from llama_http import Client, ServerLoading, ServerUnreachable
 from run_tests import dataset_mirror
-import server
+import server_start as server
 from script_sandbox import FakePath
 
 # and every post's beyond/ folder and the rooms in it, whose scripts put them on sys.path themselves: the tests

@@ -310,7 +310,7 @@ def _sh_block(lines: list[str], start: int, end: int, file: str) -> list[Command
 
 def readme_files(root: Path = ROOT) -> list[str]:
     """The .md files git tracks, relative to root: every README.md (a post's, and that of the beyond/ folder
-    of what goes beyond a post), the pages beside a README (08-routes/beyond/gate.md...) and the like."""
+    of what goes beyond a post), the pages beside a README (08-routes/beyond/gate/gate.md...) and the like."""
     listed = subprocess.run(["git", "ls-files", "-z", "*.md"], cwd=root, capture_output=True, text=True,
                             check=True).stdout
     return sorted(filter(None, listed.split("\0")))

@@ -4,13 +4,19 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import models
 import pytest
-import server
+import running_server
+import server_build
+import server_start
 import slot_cache
-from server import AMX_PATCH, AmxComparison, PatchMisfit, SetupError, apply_patch, compare_top_logprobs, patch_target
+from llama_http import Client
+from server_build import AMX_PATCH, PatchMisfit, apply_patch, patch_target
+from server_start import AmxComparison, compare_top_logprobs
+from setup_steps import SetupError
 from test_setup import DIES_ON_FIRST_REQUEST, fake_binary
 
-PINNED_TREE = server.CACHE / "src" / f"llama_cpp_python-{server.LLAMA_CPP_PYTHON}"
+PINNED_TREE = server_build.CACHE / "src" / f"llama_cpp_python-{server_build.LLAMA_CPP_PYTHON}"
 TARGET = "ggml/src/ggml-cpu/amx/mmq.cpp"
 ON_STACK = "    alignas(64) tile_config_t tc = {};"
 KEPT = "    alignas(64) static thread_local tile_config_t tc = {};"
@@ -24,7 +30,7 @@ def patch_lines(kind: str) -> list[str]:
 
 def fake_tree(root: Path, lines: list[str]) -> Path:
     """An unpacked sdist under root whose mmq.cpp has 207 filler lines, then lines (the hunk starts at line 208)."""
-    tree = root / f"llama_cpp_python-{server.LLAMA_CPP_PYTHON}"
+    tree = root / f"llama_cpp_python-{server_build.LLAMA_CPP_PYTHON}"
     source = tree / "vendor" / "llama.cpp"
     (source / TARGET).parent.mkdir(parents=True)
     (source / TARGET).write_text("".join(f"// line {number}\n" for number in range(1, 208)) + "\n".join(lines) + "\n")
@@ -74,12 +80,12 @@ def test_the_patched_copy_leaves_the_shared_tree_as_it_was(tmp_path):
     tree = fake_tree(tmp_path, patch_lines("-"))
     original = tree / "vendor" / "llama.cpp" / TARGET
     text = original.read_text()
-    copy = server.amx_source(tree)
+    copy = server_build.amx_source(tree)
     assert original.read_text() == text and original.stat().st_nlink == 1       # not patched, not linked
     assert (copy / TARGET).read_text().splitlines()[207:] == patch_lines("+")  # the copy is
     # every other file is a hard link to the unpacked one: no bytes copied
     assert (copy / "CMakeLists.txt").stat().st_ino == (tree / "vendor" / "llama.cpp" / "CMakeLists.txt").stat().st_ino
-    assert server.amx_source(tree) == copy  # reused as it is
+    assert server_build.amx_source(tree) == copy  # reused as it is
 
 
 @pytest.fixture
@@ -89,11 +95,11 @@ def cache(tmp_path, monkeypatch):
     Returns the list the commands go to; the CPU has AMX and objdump finds
     an AMX instruction in every build that was configured for it.
     """
-    monkeypatch.setattr(server, "CACHE", tmp_path / "cache")
-    monkeypatch.setattr(server, "SERVER_BIN", tmp_path / "cache" / "bin" / "llama-server-b1")
-    monkeypatch.setattr(server, "AMX_SERVER_BIN", tmp_path / "cache" / "bin" / "llama-server-b1-amx")
-    monkeypatch.setattr(server, "cpu_has_amx", lambda: True)
-    monkeypatch.delenv(server.AMX_ENV, raising=False)
+    monkeypatch.setattr(server_build, "CACHE", tmp_path / "cache")
+    monkeypatch.setattr(server_build, "SERVER_BIN", tmp_path / "cache" / "bin" / "llama-server-b1")
+    monkeypatch.setattr(server_build, "AMX_SERVER_BIN", tmp_path / "cache" / "bin" / "llama-server-b1-amx")
+    monkeypatch.setattr(server_build, "cpu_has_amx", lambda: True)
+    monkeypatch.delenv(server_build.AMX_ENV, raising=False)
     commands = []
 
     def build(command, **kw):
@@ -104,83 +110,84 @@ def cache(tmp_path, monkeypatch):
             built.write_text("#!/bin/sh\necho version: fake\n")
             built.chmod(0o755)
 
-    monkeypatch.setattr(server, "run", build)
-    monkeypatch.setattr(server, "amx_instructions",
+    monkeypatch.setattr(server_build, "run", build)
+    monkeypatch.setattr(server_build, "amx_instructions",
                         lambda binary: ["ldtilecfg (%rax)"] if str(binary).endswith("-amx/bin/llama-server") else [])
     return commands
 
 
 def test_the_amx_build_stamp_records_the_patch_and_amx_on_and_leaves_the_amx_off_binary_alone(cache, monkeypatch):
-    tree = fake_tree(server.CACHE / "src", patch_lines("-"))
-    monkeypatch.setattr(server, "fetch_source", lambda: tree)
-    assert server.build_server(amx=True) == server.AMX_SERVER_BIN
-    assert not server.SERVER_BIN.exists()  # the AMX-off binary was neither built nor touched
-    assert cache[0][2] == str(tree.parent / f"llama.cpp-b{server.LLAMA_CPP_BUILD}-amx")  # cmake -S: the patched copy
-    stamp = server.read_stamp(server.AMX_SERVER_BIN)
+    tree = fake_tree(server_build.CACHE / "src", patch_lines("-"))
+    monkeypatch.setattr(server_build, "fetch_source", lambda: tree)
+    assert server_build.build_server(amx=True) == server_build.AMX_SERVER_BIN
+    assert not server_build.SERVER_BIN.exists()  # the AMX-off binary was neither built nor touched
+    assert cache[0][2] == str(tree.parent / f"llama.cpp-b{server_build.LLAMA_CPP_BUILD}-amx")  # cmake -S: the patched copy
+    stamp = server_build.read_stamp(server_build.AMX_SERVER_BIN)
     assert stamp["amx"] is True and stamp["amx_instructions"] == 1 and stamp["answered"] is None
-    assert stamp["patch"] == {"name": "amx-tile-config.patch", "sha256": server.sha256_of(AMX_PATCH)}
-    assert stamp["options"]["LLAMA_BUILD_COMMIT"] == server.LLAMA_CPP_COMMIT + "+amx-tile-config"
+    assert stamp["patch"] == {"name": "amx-tile-config.patch", "sha256": slot_cache.sha256_of(AMX_PATCH)}
+    assert stamp["options"]["LLAMA_BUILD_COMMIT"] == server_build.LLAMA_CPP_COMMIT + "+amx-tile-config"
     assert "CMAKE_CXX_FLAGS" not in stamp["options"]
-    assert server.build_server(amx=True) == server.AMX_SERVER_BIN and len(cache) == 2  # reused, not rebuilt
-    assert server.build_server(amx=False) == server.SERVER_BIN                         # the AMX-off one, built
-    assert server.read_stamp(server.SERVER_BIN)["amx"] is False and server.read_stamp(server.SERVER_BIN)["patch"] is None
+    assert server_build.build_server(amx=True) == server_build.AMX_SERVER_BIN and len(cache) == 2  # reused, not rebuilt
+    assert server_build.build_server(amx=False) == server_build.SERVER_BIN                         # the AMX-off one, built
+    off_stamp = server_build.read_stamp(server_build.SERVER_BIN)
+    assert off_stamp["amx"] is False and off_stamp["patch"] is None
 
 
 def test_another_patch_rebuilds_the_amx_binary(cache, monkeypatch):
-    tree = fake_tree(server.CACHE / "src", patch_lines("-"))
-    monkeypatch.setattr(server, "fetch_source", lambda: tree)
-    server.build_server(amx=True)
-    options = server.build_options(amx=True)
+    tree = fake_tree(server_build.CACHE / "src", patch_lines("-"))
+    monkeypatch.setattr(server_build, "fetch_source", lambda: tree)
+    server_build.build_server(amx=True)
+    options = server_build.build_options(amx=True)
     other = {"name": "amx-tile-config.patch", "sha256": "0" * 64}
-    assert server.why_rebuild(server.AMX_SERVER_BIN, options, other) == (
-        f"the cached {server.AMX_SERVER_BIN.name} was built with another patch ({server.sha256_of(AMX_PATCH)})")
+    assert server_build.why_rebuild(server_build.AMX_SERVER_BIN, options, other) == (
+        f"the cached {server_build.AMX_SERVER_BIN.name} was built with another patch ({slot_cache.sha256_of(AMX_PATCH)})")
 
 
 def test_a_source_the_patch_does_not_fit_builds_with_amx_off_in_one_line_and_the_stamp_says_so(cache, monkeypatch, capsys):
-    tree = fake_tree(server.CACHE / "src", [KEPT if line == ON_STACK else line for line in patch_lines("-")])
-    monkeypatch.setattr(server, "fetch_source", lambda: tree)
-    assert server.build_server(amx=True) == server.SERVER_BIN
+    tree = fake_tree(server_build.CACHE / "src", [KEPT if line == ON_STACK else line for line in patch_lines("-")])
+    monkeypatch.setattr(server_build, "fetch_source", lambda: tree)
+    assert server_build.build_server(amx=True) == server_build.SERVER_BIN
     why = (f"the AMX tile-config patch does not fit this llama.cpp source (line 211 is {KEPT.strip()!r}, "
            f"the patch expects {ON_STACK.strip()!r})")
     assert f"{why}; building with AMX off\n" in capsys.readouterr().out
-    assert server.read_stamp(server.AMX_SERVER_BIN)["refused"]["why"] == why
-    assert not server.AMX_SERVER_BIN.exists() and server.read_stamp(server.SERVER_BIN)["amx"] is False
+    assert server_build.read_stamp(server_build.AMX_SERVER_BIN)["refused"]["why"] == why
+    assert not server_build.AMX_SERVER_BIN.exists() and server_build.read_stamp(server_build.SERVER_BIN)["amx"] is False
 
 
 def test_an_amx_build_that_failed_its_check_is_not_used(cache, monkeypatch, capsys):
-    tree = fake_tree(server.CACHE / "src", patch_lines("-"))
-    monkeypatch.setattr(server, "fetch_source", lambda: tree)
-    server.build_server(amx=True)
-    server.amx_refused("its top_logprobs differ from the AMX-off build's")
-    assert server.build_server(amx=True) == server.SERVER_BIN
+    tree = fake_tree(server_build.CACHE / "src", patch_lines("-"))
+    monkeypatch.setattr(server_build, "fetch_source", lambda: tree)
+    server_build.build_server(amx=True)
+    server_build.amx_refused("its top_logprobs differ from the AMX-off build's")
+    assert server_build.build_server(amx=True) == server_build.SERVER_BIN
     assert "the AMX build is not used: its top_logprobs differ from the AMX-off build's" in capsys.readouterr().out
 
 
 def test_a_cpu_without_amx_never_builds_the_amx_variant(cache, monkeypatch, capsys):
-    monkeypatch.setattr(server, "cpu_has_amx", lambda: False)
-    monkeypatch.setattr(server, "fetch_source", lambda: fake_tree(server.CACHE / "src", patch_lines("-")))
-    assert server.build_server(amx=True) == server.SERVER_BIN
+    monkeypatch.setattr(server_build, "cpu_has_amx", lambda: False)
+    monkeypatch.setattr(server_build, "fetch_source", lambda: fake_tree(server_build.CACHE / "src", patch_lines("-")))
+    assert server_build.build_server(amx=True) == server_build.SERVER_BIN
     assert capsys.readouterr().out.splitlines()[0] == "this CPU has no AMX: llama-server runs with AMX off"
-    assert not server.build_stamp(server.AMX_SERVER_BIN).exists()
+    assert not server_build.build_stamp(server_build.AMX_SERVER_BIN).exists()
     assert [command[2] for command in cache if command[1] == "-S"] == [
-        str(server.CACHE / "src" / f"llama_cpp_python-{server.LLAMA_CPP_PYTHON}" / "vendor" / "llama.cpp")]
-    assert not list((server.CACHE / "src").glob("llama.cpp-b*-amx"))  # no patched copy either
+        str(server_build.CACHE / "src" / f"llama_cpp_python-{server_build.LLAMA_CPP_PYTHON}" / "vendor" / "llama.cpp")]
+    assert not list((server_build.CACHE / "src").glob("llama.cpp-b*-amx"))  # no patched copy either
 
 
 def test_cpu_has_amx_needs_the_tile_and_int8_flags():
-    assert server.cpu_has_amx("processor : 0\nflags : fpu avx512f amx_bf16 amx_tile amx_int8\n")
-    assert not server.cpu_has_amx("flags : fpu avx512f amx_bf16 amx_tile\n")  # no int8: no quantized kernels
-    assert not server.cpu_has_amx("processor : 0\n")                           # no flags line (another arch)
+    assert server_build.cpu_has_amx("processor : 0\nflags : fpu avx512f amx_bf16 amx_tile amx_int8\n")
+    assert not server_build.cpu_has_amx("flags : fpu avx512f amx_bf16 amx_tile\n")  # no int8: no quantized kernels
+    assert not server_build.cpu_has_amx("processor : 0\n")                           # no flags line (another arch)
 
 
 def test_amx_is_off_unless_asked_for(monkeypatch):
-    monkeypatch.delenv(server.AMX_ENV, raising=False)
-    assert server.amx_wanted() is server.AMX_DEFAULT is False
-    monkeypatch.setenv(server.AMX_ENV, "on")
-    assert server.amx_wanted() is True and server.amx_wanted(False) is False
-    monkeypatch.setenv(server.AMX_ENV, "maybe")
+    monkeypatch.delenv(server_build.AMX_ENV, raising=False)
+    assert server_build.amx_wanted() is server_build.AMX_DEFAULT is False
+    monkeypatch.setenv(server_build.AMX_ENV, "on")
+    assert server_build.amx_wanted() is True and server_build.amx_wanted(False) is False
+    monkeypatch.setenv(server_build.AMX_ENV, "maybe")
     with pytest.raises(SetupError, match="TYPED_DECISIONS_AMX='maybe' should be on or off"):
-        server.amx_wanted()
+        server_build.amx_wanted()
 
 
 def step(token: int, *candidates: tuple[int, float]) -> dict:
@@ -201,7 +208,7 @@ def test_the_comparison_fails_on_another_greedy_token_and_stops_there():
     amx = [step(7, (7, -0.60), (8, -0.80)), step(1, (1, -0.1))]
     reference = [step(8, (8, -0.70), (7, -0.70)), step(2, (2, -0.1))]
     # position 0: 7 vs 8 chosen; shared 7 (0.10) and 8 (0.10); position 1 not compared (it follows other text)
-    assert compare_top_logprobs(amx, reference) == AmxComparison(1, False, 2, pytest.approx(0.10), server.AMX_TOLERANCE)
+    assert compare_top_logprobs(amx, reference) == AmxComparison(1, False, 2, pytest.approx(0.10), server_start.AMX_TOLERANCE)
 
 
 def test_the_comparison_refuses_completions_without_probabilities():
@@ -216,28 +223,28 @@ def test_the_amx_build_answers_the_checks_request_and_its_distance_from_amx_off_
     # cores), started directly with the test model whatever its stamp says, answers the check's request without
     # dying (unpatched, it crashed on its first prefill), with top_logprobs at each position, and the comparison
     # with the AMX-off build is recorded in the stamp. Agreement is not asserted: with the 0.5B model its first
-    # greedy token differs from the AMX-off build's (00-setup/README.md); whether that is the int8 kernels'
+    # greedy token differs from the AMX-off build's (00-setup/amx.md); whether that is the int8 kernels'
     # rounding or a defect is issue 44's open part.
-    if platform.machine().lower() not in ("x86_64", "amd64") or not server.cpu_has_amx():
+    if platform.machine().lower() not in ("x86_64", "amd64") or not server_build.cpu_has_amx():
         pytest.skip("this CPU has no AMX (amx_tile and amx_int8 in /proc/cpuinfo), so there is no AMX build to check")
-    if not server.AMX_SERVER_BIN.exists():
-        server.build_amx_server()
-    assert server.AMX_SERVER_BIN.exists(), server.read_stamp(server.AMX_SERVER_BIN).get("refused")
+    if not server_build.AMX_SERVER_BIN.exists():
+        server_build.build_amx_server()
+    assert server_build.AMX_SERVER_BIN.exists(), server_build.read_stamp(server_build.AMX_SERVER_BIN).get("refused")
     port = free_port()
     log = tmp_path / "amx-server.log"
-    command = [str(server.AMX_SERVER_BIN), "--model", str(server.install_model("qwen2.5-coder-0.5b")),
+    command = [str(server_build.AMX_SERVER_BIN), "--model", str(models.install_model("qwen2.5-coder-0.5b")),
                "--host", "127.0.0.1", "--port", str(port), "--ctx-size", "1024", "--parallel", "1",
                "--reasoning", "off", "--no-webui"]
     with open(log, "w") as out:
         process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
     try:
-        amx = server.Client(f"http://127.0.0.1:{port}")
+        amx = Client(f"http://127.0.0.1:{port}")
         amx.wait_ready(300)
-        comparison = server.check_amx(amx, "qwen2.5-coder-0.5b")
+        comparison = server_start.check_amx(amx, "qwen2.5-coder-0.5b")
         assert process.poll() is None, log.read_text()[-2000:]
         assert comparison.positions >= 1 and comparison.candidates >= 1, comparison
-        assert comparison.max_difference == pytest.approx(
-            server.read_stamp(server.AMX_SERVER_BIN)["amx_checks"]["qwen2.5-coder-0.5b-instruct-q4_k_m"]["max_difference"])
+        checks = server_build.read_stamp(server_build.AMX_SERVER_BIN)["amx_checks"]
+        assert comparison.max_difference == pytest.approx(checks["qwen2.5-coder-0.5b-instruct-q4_k_m"]["max_difference"])
     finally:
         process.terminate()
         process.wait(30)
@@ -278,59 +285,61 @@ def two_builds(tmp_path, monkeypatch):
     off = answering(tmp_path / "bin" / "llama-server-off", [step(7, (7, -0.10), (8, -2.5))])
     model = tmp_path / "tiny.gguf"
     model.write_bytes(b"GGUF")
-    monkeypatch.setattr(server, "RUN", tmp_path / "run")
-    monkeypatch.setattr(server, "AMX_SERVER_BIN", tmp_path / "bin" / "llama-server-amx")
-    monkeypatch.setattr(server, "install_model", lambda name: model)
-    monkeypatch.setattr(server, "build_server", lambda amx=None: server.AMX_SERVER_BIN if amx else off)
+    monkeypatch.setattr(running_server, "RUN", tmp_path / "run")
+    # the AMX binary as the build stage records it (amx_refused) and as the start reads it (start_server, amx_checked)
+    for stage in (server_build, server_start):
+        monkeypatch.setattr(stage, "AMX_SERVER_BIN", tmp_path / "bin" / "llama-server-amx")
+    monkeypatch.setattr(server_start, "install_model", lambda name: model)
+    monkeypatch.setattr(server_start, "build_server", lambda amx=None: server_build.AMX_SERVER_BIN if amx else off)
     # A script's process runs the Python interpreter, not the script: /proc/<pid>/cmdline cannot name it.
-    monkeypatch.setattr(server, "is_our_server", lambda record: True)
+    monkeypatch.setattr(running_server, "is_our_server", lambda record: True)
     return off
 
 
 def test_an_amx_build_that_dies_on_its_first_request_is_marked_and_amx_off_starts(two_builds, tmp_path, free_port,
                                                                                    capsys, monkeypatch):
-    fake_binary(server.AMX_SERVER_BIN, DIES_ON_FIRST_REQUEST)
+    fake_binary(server_build.AMX_SERVER_BIN, DIES_ON_FIRST_REQUEST)
     monkeypatch.setenv(slot_cache.SLOTS_ENV, str(tmp_path / "slots"))
     port = free_port()
-    record = server.start_server("tiny", url=f"http://127.0.0.1:{port}", amx=True)
+    record = server_start.start_server("tiny", url=f"http://127.0.0.1:{port}", amx=True)
     try:
         assert record["command"][0] == str(two_builds)
         assert record["slots"] == str((tmp_path / "slots").resolve())  # the AMX-off build's folder, not amx/
-        why = server.read_stamp(server.AMX_SERVER_BIN)["refused"]["why"]
+        why = server_build.read_stamp(server_build.AMX_SERVER_BIN)["refused"]["why"]
         assert why.startswith("it failed its first request: llama-server was killed by SIGSEGV (signal 11)")
         assert f"the AMX llama-server is not used, {why}; starting it with AMX off\n" in capsys.readouterr().out
     finally:
-        server.stop_server(port)
+        running_server.stop_server(port)
 
 
 def test_an_amx_build_whose_logprobs_differ_is_marked_and_amx_off_starts(two_builds, tmp_path, free_port, capsys):
-    answering(server.AMX_SERVER_BIN, [step(7, (7, -0.30), (8, -2.5))])  # 0.20 nats from the AMX-off build's -0.10
+    answering(server_build.AMX_SERVER_BIN, [step(7, (7, -0.30), (8, -2.5))])  # 0.20 nats from the AMX-off build's -0.10
     port = free_port()
-    record = server.start_server("tiny", url=f"http://127.0.0.1:{port}", slots=tmp_path / "slots", amx=True)
+    record = server_start.start_server("tiny", url=f"http://127.0.0.1:{port}", slots=tmp_path / "slots", amx=True)
     try:
         assert record["command"][0] == str(two_builds)
-        stamp = server.read_stamp(server.AMX_SERVER_BIN)
+        stamp = server_build.read_stamp(server_build.AMX_SERVER_BIN)
         assert stamp["amx_checks"]["tiny"]["passed"] is False
         assert stamp["amx_checks"]["tiny"]["max_difference"] == pytest.approx(0.20)
         assert stamp["refused"]["why"].startswith("its top_logprobs differ from the AMX-off build's on the same request")
-        assert server.amx_checked("tiny") is None
+        assert server_start.amx_checked("tiny") is None
     finally:
-        server.stop_server(port)
+        running_server.stop_server(port)
 
 
 def test_an_amx_build_that_answers_like_amx_off_is_kept_checked_once_and_saves_its_slots_apart(
         two_builds, tmp_path, free_port, monkeypatch):
-    answering(server.AMX_SERVER_BIN, [step(7, (7, -0.11), (8, -2.49))])  # 0.01 nats from the AMX-off build's
+    answering(server_build.AMX_SERVER_BIN, [step(7, (7, -0.11), (8, -2.49))])  # 0.01 nats from the AMX-off build's
     monkeypatch.setenv(slot_cache.SLOTS_ENV, str(tmp_path / "slots"))
     port = free_port()
-    record = server.start_server("tiny", url=f"http://127.0.0.1:{port}", amx=True)
+    record = server_start.start_server("tiny", url=f"http://127.0.0.1:{port}", amx=True)
     try:
-        assert record["command"][0] == str(server.AMX_SERVER_BIN)
+        assert record["command"][0] == str(server_build.AMX_SERVER_BIN)
         assert record["slots"] == str((tmp_path / "slots" / "amx").resolve())
-        assert server.amx_checked("tiny") == AmxComparison(1, True, 2, pytest.approx(0.01), server.AMX_TOLERANCE)
-        assert "refused" not in server.read_stamp(server.AMX_SERVER_BIN)
+        assert server_start.amx_checked("tiny") == AmxComparison(1, True, 2, pytest.approx(0.01), server_start.AMX_TOLERANCE)
+        assert "refused" not in server_build.read_stamp(server_build.AMX_SERVER_BIN)
     finally:
-        server.stop_server(port)
+        running_server.stop_server(port)
 
 
 # The defect in small, with mmq.cpp's tile_config_t: the configuration on the stack, and as the patch keeps it.

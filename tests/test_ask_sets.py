@@ -15,7 +15,7 @@ from scipy.stats import betabinom
 from saved_answers import load_results
 
 ROOT = Path(__file__).resolve().parents[1]
-SCRIPT = ROOT / "08-routes" / "beyond" / "ask_sets.py"
+SCRIPT = ROOT / "08-routes" / "beyond" / "guarantees" / "ask_sets.py"
 
 GROUPS = {"A": ("A", "B", "C"), "B": ("A", "B"), "C": ("A",)}
 

@@ -60,7 +60,7 @@ def test_the_prompt_offers_i_a_and_says_when_to_answer_it():
 
 def test_its_examples_are_none_of_the_adversarial_messages(labels):
     from pathlib import Path
-    adversarial = Path(__file__).resolve().parents[1] / "08-routes" / "beyond" / "adversarial" / "banking77.jsonl"
+    adversarial = Path(__file__).resolve().parents[1] / "08-routes" / "beyond" / "gate" / "adversarial" / "banking77.jsonl"
     texts = {json.loads(line)["text"].lower() for line in adversarial.read_text().splitlines() if line.strip()}
     examples = labels.by_intent["out_of_scope"].examples
     assert len(examples) == 5 and not texts & {e.lower() for e in examples}

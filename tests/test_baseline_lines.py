@@ -92,7 +92,7 @@ def test_the_regimes_table_shows_the_figures_of_the_posts_scripts(run_script):
     from ece import ece, outcomes
     from isotonic import fit_isotonic
     from separation import auroc
-    result = run_script("08-routes/beyond/regimes.py")
+    result = run_script("08-routes/beyond/regimes/regimes.py")
     assert result.returncode == 0, result.stderr
     row = next(line for line in result.stdout.splitlines() if line.startswith("logistic regression, all training"))
     calib, test = (read_variant(split, None, "banking77", "linearall").records for split in SPLITS)

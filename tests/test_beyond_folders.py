@@ -1,4 +1,5 @@
-"""The work beyond a post lives in the post's beyond/ folder: it imports the post, the post never imports it."""
+"""The house: the work beyond a post lives in the post's beyond/ folder, one room per idea; it imports the post, the
+post never imports it; pages fit a page, modules a file, folders a glance; a name means one thing."""
 import ast
 import re
 from pathlib import Path
@@ -8,10 +9,15 @@ import series
 
 ROOT = series.ROOT
 BEYOND = sorted(ROOT.glob("[0-9][0-9]-*/beyond"))
-# The two lines every script starts with (series.py), then the one line that adds its own beyond/ folder.
-PATH_LINES = ("sys.path.insert(0, str(Path(__file__).resolve().parents[2]))\n"
-              "import series  # puts the post folders on sys.path\n"
-              "sys.path.insert(0, str(Path(__file__).resolve().parent))  # and this beyond folder, for its own modules\n")
+ROOMS = [folder for folder in sorted(ROOT.glob("[0-9][0-9]-*/beyond/*")) if folder.is_dir()
+         and any(folder.glob("*.py"))]
+
+
+def preamble(path: Path) -> str:
+    """The two lines every script starts with (series.py), with the number of folders up to the root."""
+    depth = len(path.relative_to(ROOT).parts) - 1
+    return (f"sys.path.insert(0, str(Path(__file__).resolve().parents[{depth}]))\n"
+            "import series  # puts the post folders on sys.path\n")
 
 
 def imported(path: Path) -> set[str]:
@@ -26,7 +32,7 @@ def imported(path: Path) -> set[str]:
 
 
 def beyond_modules() -> dict[str, Path]:
-    return {path.stem: path for folder in BEYOND for path in sorted(folder.glob("*.py"))}
+    return {path.stem: path for folder in BEYOND for path in sorted(folder.glob("**/*.py"))}
 
 
 SPLIT_POSTS = ("01-why-typed-decisions", "02-forcing-a-valid-answer", "03-where-confidence-comes-from", "07-separation",
@@ -49,10 +55,27 @@ def test_every_beyond_readme_opens_with_the_post_it_extends_and_the_post_readme_
     assert "](beyond/README.md)" in folder.parent.joinpath("README.md").read_text(encoding="utf-8")
 
 
-def test_module_names_are_unique_across_post_folders_and_beyond_folders():
-    top = set(series.module_files())
-    names = [path.stem for folder in BEYOND for path in folder.glob("*.py")]
-    assert sorted(set(names) & top) == [] and len(names) == len(set(names))
+@pytest.mark.parametrize("room", ROOMS, ids=lambda room: str(room.relative_to(ROOT)))
+def test_every_room_has_a_readme_that_links_back_and_names_its_command_and_its_pages(room):
+    readme = room / "README.md"
+    assert readme.exists(), f"{room.relative_to(ROOT)} has no README.md"
+    text = readme.read_text(encoding="utf-8")
+    assert "](../README.md)" in text.split("\n\n", 2)[1], "the first paragraph links the beyond index"
+    assert re.search(r"```sh\npython3 \S+\.py", text), "the one command to run, in an sh block"
+    assert [page.name for page in pages(room) if f"]({page.name}" not in text] == []
+    assert f"]({room.name}/README.md)" in (room.parent / "README.md").read_text(encoding="utf-8")
+
+
+def test_the_service_is_one_step_from_the_08_beyond_index():
+    index = (ROOT / "08-routes" / "beyond" / "README.md").read_text(encoding="utf-8")
+    assert "](service/README.md)" in index.split("\n\n", 3)[2]
+
+
+def test_module_names_are_unique_across_post_folders_and_rooms():
+    clashes = {name: paths for name, paths in series.module_files().items()
+               if len(paths) > 1 and name not in series.SCRIPT_NAMES}
+    assert clashes == {}
+    assert set(series.ROOMS) >= set(ROOMS) | {folder for folder in BEYOND if any(folder.glob("*.py"))}
 
 
 def beyond_scripts() -> list[Path]:
@@ -62,14 +85,16 @@ def beyond_scripts() -> list[Path]:
             if 'if __name__ == "__main__":' in path.read_text(encoding="utf-8")]
 
 
-@pytest.mark.parametrize("path", beyond_scripts(), ids=lambda path: path.name)
-def test_every_beyond_script_puts_the_post_folders_and_its_own_folder_on_the_path(path):
-    assert path.read_text(encoding="utf-8").count(PATH_LINES) == 1
+@pytest.mark.parametrize("path", beyond_scripts(), ids=lambda path: str(path.relative_to(ROOT)))
+def test_every_beyond_script_starts_with_the_two_lines_and_adds_no_folder_of_its_own(path):
+    text = path.read_text(encoding="utf-8")
+    assert text.count(preamble(path)) == 1 and text.count("sys.path.insert") == 1
 
 
 # make_task.py is itself work beyond the series (your own task, in post 08's tag: post_tags.OWN_TASK_FILES), and
-# prints post 01's baselines, so it may import post 01's beyond/linear.py, as 07's beyond/scope_baseline.py does.
-BEYOND_WORK_OUTSIDE = {("datasets/make_task.py", "linear")}
+# prints post 01's baselines and what post 08's beyond rules need of a task, so it may import them.
+BEYOND_WORK_OUTSIDE = {("datasets/make_task.py", "linear"), ("datasets/make_task.py", "harm"),
+                       ("datasets/make_task.py", "guarantee")}
 
 
 def test_no_post_module_imports_beyond_code():
@@ -81,12 +106,13 @@ def test_no_post_module_imports_beyond_code():
     assert offenders == []
 
 
-# A beyond README that outgrows a page becomes an index of pages, one per topic, beside it (08-routes/beyond/).
-INDEX_LINES, PAGE_LINES = 100, 400
+# ---------------------------------------------------------------- sizes: a page, a module, a folder
+
+PAGE_LINES, INDEX_LINES, MODULE_LINES, FOLDER_FILES = 400, 100, 650, 15
 
 
 def pages(folder: Path) -> list[Path]:
-    """The .md pages of a beyond folder beside its README.md."""
+    """The .md pages of a folder beside its README.md."""
     return sorted(path for path in folder.glob("*.md") if path.name != "README.md")
 
 
@@ -94,22 +120,28 @@ def line_count(path: Path) -> int:
     return len(path.read_text(encoding="utf-8").splitlines())
 
 
-def test_the_08_beyond_readme_is_an_index_of_pages():
-    assert len(pages(ROOT / "08-routes" / "beyond")) >= 8
+def tracked(pattern: str) -> list[Path]:
+    """The repository's files matching a glob from the root, outside .venv, .git, tests and results folders."""
+    return sorted(path for path in ROOT.glob(pattern) if not {".venv", ".git", ".pytest_cache"} & set(path.parts))
 
 
-@pytest.mark.parametrize("folder", [folder for folder in BEYOND if pages(folder)], ids=lambda folder: folder.parent.name)
-def test_a_beyond_index_is_short_and_links_every_page_which_links_back(folder):
-    index = folder / "README.md"
-    assert line_count(index) <= INDEX_LINES
-    text = index.read_text(encoding="utf-8")
-    assert [page.name for page in pages(folder) if f"]({page.name})" not in text] == []
-    assert [page.name for page in pages(folder) if "](README.md)" not in page.read_text(encoding="utf-8")] == []
-
-
-@pytest.mark.parametrize("path", [path for folder in BEYOND for path in sorted(folder.glob("*.md"))],
-                         ids=lambda path: str(path.relative_to(ROOT)))
-def test_every_beyond_page_fits_a_page(path):
+@pytest.mark.parametrize("path", tracked("**/*.md"), ids=lambda path: str(path.relative_to(ROOT)))
+def test_every_markdown_page_fits_a_page(path):
     assert line_count(path) <= PAGE_LINES, f"{path.relative_to(ROOT)}: split it into pages an index links"
     title = path.read_text(encoding="utf-8").split("\n", 1)[0]
     assert title.startswith("# "), "a page opens with its title"
+
+
+def test_no_python_module_is_longer_than_a_file_should_be():
+    long = [f"{path.relative_to(ROOT)}: {line_count(path)}" for path in tracked("**/*.py")
+            if "tests" not in path.relative_to(ROOT).parts and line_count(path) > MODULE_LINES]
+    assert long == []
+    assert line_count(ROOT / "00-setup" / "server.py") < 500
+
+
+def test_no_folder_under_08_routes_holds_more_than_15_files():
+    crowded = [f"{folder.relative_to(ROOT)}: {n}" for folder in [ROOT / "08-routes", *ROOT.glob("08-routes/**/")]
+               if folder.is_dir() and "__pycache__" not in folder.parts
+               and (n := sum(1 for p in folder.iterdir() if p.name != "__pycache__")) > FOLDER_FILES]
+    assert crowded == []
+    assert not (ROOT / "08-routes" / "beyond" / "route_fitted.py").exists()

@@ -1,4 +1,4 @@
-"""Beyond post 08: the certified act rule beside the point rule (08-routes/beyond/certified_routes.py)."""
+"""Beyond post 08: the certified act rule beside the point rule (08-routes/beyond/guarantees/certified_routes.py)."""
 import argparse
 import random
 
@@ -13,7 +13,7 @@ from saved_answers import load_results
 from separation import accuracy_coverage, coverage_at_accuracy
 from test_routes import IDENTITY, SIX, answer
 
-SCRIPT = "08-routes/beyond/certified_routes.py"
+SCRIPT = "08-routes/beyond/guarantees/certified_routes.py"
 
 
 # The certified rule: an exact lower bound, thresholds tried from the top (post 07's certified_coverage).

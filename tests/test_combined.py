@@ -314,7 +314,7 @@ def test_combined_py_fits_on_calib_writes_both_splits_and_later_posts_read_them(
 
 def test_shortlist_py_lets_the_model_choose_only_among_the_retrievers_codes(client, tmp_path, run_script):
     out = tmp_path / "banking77-shortlist3-calib.jsonl"
-    result = run_script("08-routes/beyond/shortlist.py", "--split", "calib", "--limit", "4", "--shortlist", "3",
+    result = run_script("08-routes/beyond/combined/shortlist.py", "--split", "calib", "--limit", "4", "--shortlist", "3",
                         "--out", out, env={"LLAMA_URL": client.url})
     assert result.returncode == 0, result.stderr
     loaded = saved_answers.read_split("calib", out)  # post 03's fields checked whole
@@ -348,7 +348,7 @@ def test_route_beyond_routes_the_combined_decision_with_the_real_server(client, 
     assert Weights.of_line(record) == ready.router.weights         # the decision combined with the router's weights
     assert record.status == "ok" and record.code in {code for code, _ in line_shortlist(record)}
     assert route_of(record, ready.calibrated(record), ready.router.router) in ("act", "ask", "hand_over")
-    result = run_script("08-routes/beyond/route_beyond.py", "--other-model", "--router", path, message,
+    result = run_script("08-routes/beyond/service/route_beyond.py", "--other-model", "--router", path, message,
                         env={"LLAMA_URL": client.url})
     assert result.returncode == 0, result.stderr
     assert "decision: model+neighbours" in result.stdout and "\nroute: act\n" not in result.stdout
@@ -376,7 +376,7 @@ def test_a_combined_line_stays_a_valid_results_line_when_its_sums_pass_1_by_an_u
 
 
 # The committed shortlist and combined runs of 08-routes/reference/ (combined.py's sources: knn, linear, examples).
-REFERENCE_RUNS = sorted(path.name for path in (saved_answers.ROOT / "08-routes" / "reference" / saved_answers.REFERENCE_MODEL).glob("*.jsonl")
+REFERENCE_RUNS = sorted(path.name for path in (saved_answers.ROOT / "08-routes" / "reference").glob("*/*.jsonl")
                         if re.search(r"-(?:example|linear)?(?:shortlist|combined)5-(?:calib|test)\.jsonl$", path.name))
 COMBINED_RUNS = [(name.split("-")[0], source) for name in REFERENCE_RUNS for source, prefix in SOURCE_PREFIX.items()
                  if name.endswith("-calib.jsonl") and name.split("-")[1] == f"{prefix}combined5"]

@@ -1,4 +1,4 @@
-"""The message fenced as material (08-routes/beyond/fence.py): the prompt's note and the random marker."""
+"""The message fenced as material (08-routes/beyond/gate/fence.py): the prompt's note and the random marker."""
 from fence import FENCE_NOTE, fence, fenced_prompt
 from grammar_codes import grammar_codes
 from prompt import load_prompt

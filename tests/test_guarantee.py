@@ -165,7 +165,7 @@ def test_certify_guards():
 
 
 def test_certified_separation_refuses_a_bad_delta_in_one_line():
-    script = ROOT / "08-routes" / "beyond" / "certified_separation.py"
+    script = ROOT / "08-routes" / "beyond" / "guarantees" / "certified_separation.py"
     bad = subprocess.run([sys.executable, str(script), "--delta", "1.5"], capture_output=True, text=True, cwd=ROOT)
     assert bad.returncode == 2 and "delta must be in (0, 1)" in bad.stderr.splitlines()[-1]
 

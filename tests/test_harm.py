@@ -1,4 +1,4 @@
-"""Beyond post 08: harm per intent (08-routes/beyond/harm.py), through route_beyond.py's before_act and make_task.py."""
+"""Beyond post 08: harm per intent (08-routes/beyond/gate/harm.py), through route_beyond.py's before_act and make_task.py."""
 import json
 import re
 from dataclasses import replace
@@ -8,7 +8,7 @@ from harm import (CHANGE_TARGET, HarmRule, check_change_target, fit_harm_rule, f
                   kinds_in_label_file)
 from adversarial import SETS, load_set
 from prompt import load_prompt
-from route_beyond import print_route
+from route_beyond import print_checked_route
 from safety import Safety, before_act, route_before_act
 from neighbours import Retriever
 from labels import Message
@@ -16,7 +16,7 @@ from routes import fit_thresholds
 from test_routes import IDENTITY, answer
 from typicality import Gate
 
-SCRIPT = "08-routes/beyond/route_beyond.py"
+SCRIPT = "08-routes/beyond/service/route_beyond.py"
 OPEN_GATE = Gate({}, 0.025, 0)  # no cut-off: no signal stops anything
 
 
@@ -98,7 +98,7 @@ def test_print_route_asks_about_a_change_below_t_change(monkeypatch, capsys):
     assert (thresholds.t_act, harm.change.t_act) == (0.98, 1.0)
     record = replace(answer(0.99, True), intent="change_pin", code=prompt.by_intent["change_pin"].code)
     retriever = Retriever.fit([Message("a", "change my pin", "change_pin")])
-    assert print_route("change my pin please", record, 0.99, prompt, thresholds, Safety(OPEN_GATE, retriever, harm)) == "ask"
+    assert print_checked_route("change my pin please", record, 0.99, prompt, thresholds, Safety(OPEN_GATE, retriever, harm)) == "ask"
     printed = capsys.readouterr().out
     assert "before act: not acted on: change: change_pin" in printed and "route: ask" in printed
 

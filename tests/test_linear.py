@@ -9,23 +9,23 @@ from sklearn.linear_model import LogisticRegression
 
 import linear
 from labels import Message
-from linear import Vectorizer, features, fit_classifier, load, regime_messages, save, train
+from linear import Vectorizer, fit_classifier, load_classifier, ngram_features, regime_messages, save_classifier, train
 from registry import DATASETS
 
 
 def test_features_are_words_word_pairs_and_in_word_character_ngrams():
-    counts = features("Top up")
+    counts = ngram_features("Top up")
     assert counts["w:top"] == 1 and counts["w:up"] == 1 and counts["b:top up"] == 1
     # " top " gives 2-grams " t", "to", "op", "p " ... up to the whole padded word (5 characters)
     assert {"c: t", "c:to", "c:op", "c:p ", "c: top", "c:top ", "c: top "} <= set(counts)
     assert "c:top u" not in counts  # n-grams stay inside a word
-    assert features("") == {}
+    assert ngram_features("") == {}
 
 
 def test_the_tfidf_is_scikit_learns_with_the_same_analyzer():
     texts = ["top up my card", "my card is lost", "top up failed again", "lost card, top up"]
     ours = Vectorizer.fit(texts)
-    theirs = TfidfVectorizer(analyzer=lambda text: [f for f, n in features(text).items() for _ in range(n)],
+    theirs = TfidfVectorizer(analyzer=lambda text: [f for f, n in ngram_features(text).items() for _ in range(n)],
                              sublinear_tf=True, smooth_idf=True).fit(texts)
     assert sorted(ours.columns) == sorted(theirs.vocabulary_)
     matrix = theirs.transform(texts).toarray()
@@ -74,8 +74,8 @@ def test_a_saved_fit_loads_with_the_same_probabilities_and_the_cache_key_names_t
                 enumerate([("lost my card", "lost"), ("card stolen", "lost"), ("top up failed", "top"),
                            ("cannot top up", "top"), ("where is my card", "arrival"), ("card not arrived", "arrival")])]
     model = train(messages, epochs=3)
-    save(model, tmp_path / "fit")
-    again = load(tmp_path / "fit")
+    save_classifier(model, tmp_path / "fit")
+    again = load_classifier(tmp_path / "fit")
     assert again.probabilities("my card is lost") == pytest.approx(model.probabilities("my card is lost"), abs=1e-15)
     cached = fit_classifier(messages, epochs=3, cache=tmp_path)
     assert fit_classifier(messages, epochs=3, cache=tmp_path).probabilities("top up") == cached.probabilities("top up")

@@ -9,7 +9,7 @@ import time
 
 import pytest
 from fake_server import FakeServer
-from server import free_port
+from server_start import free_port
 from llama_http import (DEFAULT_TIMEOUT_S, Client, ConnectionLost, ServerTimeout, ServerUnreachable, closed_by_server,
                         timeout_seconds)
 

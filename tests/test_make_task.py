@@ -8,16 +8,15 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-import series  # noqa: E402,F401
-from grammar_codes import grammar_codes  # noqa: E402
-from labels import read_label_file  # noqa: E402
-from make_task import (baselines_table, default_calibration, make_task, own_name_prefix, propose_groups,  # noqa: E402
+# conftest.py puts the repository, its post folders and their beyond folders on sys.path
+from grammar_codes import grammar_codes
+from labels import read_label_file
+from make_task import (baselines_table, default_calibration, make_task, own_name_prefix, propose_groups,
                        round_robin, write_task)
-from registry import Dataset, discover  # noqa: E402
-from task import TaskLoader, baseline_note  # noqa: E402
+from registry import Dataset, discover
+from task import TaskLoader, baseline_note
 
+ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = "datasets/make_task.py"
 WORDS = ("card", "transfer", "refund", "pin", "cash", "fee", "rate", "account", "app", "phone", "top", "limit")
 
@@ -244,13 +243,13 @@ def test_a_task_made_from_two_files_runs_through_every_post_with_the_server(tmp_
     # the combined decision of 08's beyond on the task: the retriever's shortlist of 2, the model choosing in it
     shortlists = {split: tmp_path / f"mine-shortlist2-{split}.jsonl" for split in ("calib", "test")}
     for split, path in shortlists.items():
-        done = run_script("08-routes/beyond/shortlist.py", "--dataset", "mine", "--split", split, "--shortlist", 2,
+        done = run_script("08-routes/beyond/combined/shortlist.py", "--dataset", "mine", "--split", split, "--shortlist", 2,
                           "--out", path, env=env)
         assert done.returncode == 0, done.stderr
     written = [ROOT / "03-where-confidence-comes-from" / "results" / f"mine-combined2-{split}.jsonl"
                for split in ("calib", "test")]
     try:
-        done = run_script("08-routes/beyond/combined.py", "--dataset", "mine", "--shortlist", 2,
+        done = run_script("08-routes/beyond/combined/combined.py", "--dataset", "mine", "--shortlist", 2,
                           "--calib", shortlists["calib"], "--results", shortlists["test"],
                           "--plain-calib", files["calib"], "--plain-results", files["test"], env=env)
         assert done.returncode == 0, done.stderr
@@ -385,11 +384,24 @@ def test_the_linear_fit_takes_at_most_2000_fit_messages_round_robin(tmp_path):
 def test_a_task_without_a_test_split_has_calib_baselines_only(tmp_path):
     labels, messages = synthetic(tmp_path, 30, per_label=15)
     made = make_task("mine", labels, messages)
-    assert set(made.baselines) == {"calib", "fitted_on", "fit_messages"}
+    assert set(made.baselines) == {"calib", "fitted_on", "fit_messages", "right"}
+    assert set(made.baselines["right"]) == {"calib"}
     assert baselines_table(made.baselines)[1].endswith("-")
-    # 30 labels: above the 26 the logistic regression is fitted for here, so only the neighbours
-    assert list(made.baselines["fitted_on"]) == ["neighbours"]
-    assert "--method linear" in baselines_table(made.baselines)[-1]
+
+
+def test_a_task_of_more_than_26_labels_gets_a_logistic_regression_baseline(tmp_path):
+    # 31 labels (CLINC150's travel and car intents and out of scope in the issue): make_task.py used to stop at 26
+    labels, messages = synthetic(tmp_path, 31, per_label=25)
+    test = write_csv(tmp_path / "test.csv", ["text", "label"],
+                     [[f"my {WORDS[(k // 2) % len(WORDS)]} question for label_{k}", f"label_{k}"] for k in range(31)])
+    made = make_task("mine", labels, messages, test)
+    # 25 each: 5 examples, 10 calib (310), and 10 more in the fit messages with the examples: 31 x 15 = 465
+    assert made.baselines["fitted_on"] == {"neighbours": 465, "linear_examples": 155, "linear_fit": 465}
+    assert set(made.baselines["calib"]) == set(made.baselines["test"]) == {"neighbours", "linear_examples", "linear_fit"}
+    table = baselines_table(made.baselines)
+    assert [line.split("  ")[0] for line in table[1:]] == [
+        "nearest neighbours", "logistic regression on the examples", "logistic regression on the fit messages"]
+    assert not any("no logistic regression" in line for line in table)
 
 
 CODE = r"\b[A-Z]-[A-Z]\b"
@@ -456,23 +468,79 @@ def test_make_task_strips_the_labels_name_from_its_description_and_says_so(tmp_p
         make_task("mine", labels, messages)
 
 
-def test_baseline_note_names_the_better_baseline_for_a_task_and_nothing_for_the_series(tmp_path, monkeypatch):
+def hand_made_marks(tmp_path, monkeypatch, **baselines):
+    """A task of 2 labels whose calib split is 20 messages, its "baselines" block replaced by hand: key ->
+    (accuracy on the whole split, the marks of its 20 messages). Returns the split's message ids, in order."""
+    import registry
+    labels, messages = synthetic(tmp_path, 2, per_label=20)
+    write_task(make_task("mine", labels, messages, calib=20), tmp_path / "tasks" / "mine")
+    label_file = tmp_path / "tasks" / "mine" / "mine.json"
+    data = json.loads(label_file.read_text())
+    data["baselines"] = {"calib": {key: accuracy for key, (accuracy, _) in baselines.items()},
+                         "fitted_on": dict.fromkeys(baselines, 10), "fit_messages": 10,
+                         "right": {"calib": {key: marks for key, (_, marks) in baselines.items()}}}
+    label_file.write_text(json.dumps(data))
+    monkeypatch.setitem(registry.DATASETS, "mine", discover(tasks=tmp_path / "tasks")["mine"])
+    return [message.id for message in registry.DATASETS["mine"].load_split("calib")]
+
+
+def test_the_baseline_note_pairs_the_model_with_the_stronger_baseline_on_the_messages_it_answered(tmp_path,
+                                                                                                  monkeypatch):
+    # on the whole split linear_examples is ahead (12 of 20 against 8); on the 10 messages answered, the neighbours
+    ids = hand_made_marks(tmp_path, monkeypatch, neighbours=(0.4, "1110011111" + "0" * 10),
+                          linear_examples=(0.6, "1000000001" + "1" * 10))
+    model = [True] * 6 + [False] * 4
+    note = baseline_note("mine", "calib", dict(zip(ids, model)))
+    # neighbours on these 10: 8 right, linear_examples 2; the model 6.
+    # b (right only with the model) = messages 4 and 5 = 2; c (only with the neighbours) = messages 7-10 = 4.
+    # difference (2 - 4) / 10 = -0.2; se = sqrt(2 + 4 - (2 - 4)^2 / 10) / 10 = sqrt(5.6) / 10 = 0.236643;
+    # 1.959964 x 0.236643 = 0.463811, so -0.2 +- 0.463811 = -0.663811 to +0.263811: -66.4 to +26.4 points
+    assert note == ("the stronger baseline on the 10 messages answered of the split's 20: nearest neighbours 80.0% "
+                    "(make_task.py), the model 60.0%; model minus baseline -20.0 points (95% interval -66.4 to "
+                    "+26.4; right only with the model 2, only with the baseline 4): see "
+                    "datasets/your-task.md#when-the-model-loses-to-the-baseline")
+    # the whole split, the model right on all: linear_examples (12 of 20) is the stronger, and behind the model
+    whole = baseline_note("mine", "calib", dict.fromkeys(ids, True))
+    # b = 8, c = 0: difference 0.4, se = sqrt(8 - 8^2 / 20) / 20 = sqrt(4.8) / 20 = 0.109545;
+    # x 1.959964 = 0.214704: 0.185296 to 0.614704
+    assert whole == ("the stronger baseline on the 20 messages answered: logistic regression on the examples 60.0% "
+                     "(make_task.py), the model 100.0%; model minus baseline +40.0 points (95% interval +18.5 to "
+                     "+61.5; right only with the model 8, only with the baseline 0)")
+    assert "your-task.md" not in whole
+
+
+def test_the_paired_interval_is_the_wald_interval_of_agresti_11_1():
+    from task import Paired
+    # b = 12, c = 45, n = 200 (the issue's 200 answers): d = -33 / 200 = -0.165;
+    # se = sqrt(57 - 33^2 / 200) / 200 = sqrt(57 - 5.445) / 200 = sqrt(51.555) / 200 = 7.180181 / 200 = 0.035901
+    low, high = Paired("linear_fit", 200, 138, 171, 12, 45).interval()
+    assert (round(low, 4), round(high, 4)) == (round(-0.165 - 1.959964 * 0.035901, 4),
+                                               round(-0.165 + 1.959964 * 0.035901, 4))
+    assert Paired("neighbours", 10, 5, 5, 0, 0).interval() == (0.0, 0.0)  # no discordant message: the point
+
+
+def test_the_baseline_note_says_nothing_for_the_series_and_how_to_get_marks_for_an_older_task(tmp_path, monkeypatch):
     import registry
     labels, messages = mixed(tmp_path)
     write_task(make_task("mine", labels, messages, calib=60), tmp_path / "tasks" / "mine")
     monkeypatch.setitem(registry.DATASETS, "mine", discover(tasks=tmp_path / "tasks")["mine"])
-    stored = registry.DATASETS["mine"].header["baselines"]["calib"]
-    best = max(stored.values())
-    below, above = baseline_note("mine", "calib", best / 2), baseline_note("mine", "calib", 1.0)
-    assert below.startswith("the better baseline on this split: ") and f"{100 * best:.1f}%" in below
-    assert "your-task.md#when-the-model-loses-to-the-baseline" in below
-    assert above.startswith("the best baseline on this split: ") and "your-task.md" not in above
+    ids = [m.id for m in registry.DATASETS["mine"].load_split("calib")]
+    assert baseline_note("mine", "calib", dict.fromkeys(ids, False)).endswith(
+        "see datasets/your-task.md#when-the-model-loses-to-the-baseline")
+    assert baseline_note("mine", "calib", {}) is None
+    assert [baseline_note(name, "test", {"test-0": True}) for name in ("banking77", "clinc150", "banking77oos")] == \
+        [None] * 3
+    write_task(make_task("mine", labels, messages, calib=60), tmp_path / "older" / "mine")
+    label_file = tmp_path / "older" / "mine" / "mine.json"
+    data = json.loads(label_file.read_text())
+    del data["baselines"]["right"]  # as make_task.py wrote it before it stored the marks
+    label_file.write_text(json.dumps(data))
+    monkeypatch.setitem(registry.DATASETS, "mine", discover(tasks=tmp_path / "older")["mine"])
+    older = baseline_note("mine", "calib", dict.fromkeys(ids, True))
+    assert "no per-message marks" in older and older.endswith("(the same files and seed give the same splits)")
     write_task(make_task("mine", labels, messages, calib=165), tmp_path / "all" / "mine")  # nothing left for test
     monkeypatch.setitem(registry.DATASETS, "mine", discover(tasks=tmp_path / "all")["mine"])
-    assert baseline_note("mine", "test", 0.5) is None and baseline_note("mine", "calib", 0.5) is not None
-    assert [baseline_note(name, "test", 0.5) for name in ("banking77", "clinc150", "banking77oos")] == [None] * 3
-    with pytest.raises(ValueError, match="in \\[0, 1\\]"):
-        baseline_note("mine", "calib", 1.5)
+    assert baseline_note("mine", "test", {"messages-0": True}) is None
 
 
 def test_the_next_line_keeps_the_llama_url_the_reader_set(tmp_path, run_script):
@@ -499,27 +567,24 @@ def test_irreversible_labels_are_marked_in_the_label_file_where_the_routes_read_
         make_task("mine", labels, messages, out_of_scope="label_2", irreversible=("label_2",))
 
 
-def test_a_runs_baseline_note_counts_its_answers_and_says_when_it_is_part_of_the_split(tmp_path, monkeypatch):
+def test_a_runs_baseline_note_pairs_its_answers_by_id_and_leaves_failed_requests_out(tmp_path, monkeypatch):
     import registry
     from results_record import ResultsLine
     from task import baseline_note_of_run
-    labels, messages = mixed(tmp_path)
-    write_task(make_task("mine", labels, messages, calib=60), tmp_path / "tasks" / "mine")
-    monkeypatch.setitem(registry.DATASETS, "mine", discover(tasks=tmp_path / "tasks")["mine"])
-    best = max(registry.DATASETS["mine"].header["baselines"]["calib"].values())
+    ids = hand_made_marks(tmp_path, monkeypatch, neighbours=(0.5, "1" * 10 + "0" * 10))
 
-    def line(status: str, correct: bool):
-        return SimpleNamespace(is_answer=status != "error", correct=correct)
-    # 3 answers, 1 right (33.3%), and a failed request that takes no part
-    part = [line("ok", True), line("ok", False), line("invalid", False), line("error", False)]
+    def line(message_id: str, status: str, correct: bool):
+        return SimpleNamespace(id=message_id, is_answer=status != "error", correct=correct)
+    # 3 answers, 1 right, the neighbours right on all 3; a failed request (the 4th) takes no part
+    part = [line(ids[0], "ok", True), line(ids[1], "ok", False), line(ids[2], "invalid", False),
+            line(ids[3], "error", False)]
     note = baseline_note_of_run("mine", "calib", part)
-    assert "the model 33.3% on 3 of its 60 messages" in note
-    assert note == baseline_note("mine", "calib", 1 / 3, 3)
-    whole = [line("ok", True)] * 60
-    assert baseline_note_of_run("mine", "calib", whole).endswith(f"{100 * best:.1f}% (make_task.py), the model 100.0%")
-    assert baseline_note_of_run("mine", "calib", [line("error", False)]) is None
+    assert note.startswith("the stronger baseline on the 3 messages answered of the split's 20: nearest neighbours "
+                           "100.0% (make_task.py), the model 33.3%; model minus baseline -66.7 points")
+    assert note == baseline_note("mine", "calib", {ids[0]: True, ids[1]: False, ids[2]: False})
+    assert baseline_note_of_run("mine", "calib", [line(ids[0], "error", False)]) is None
     assert baseline_note_of_run("mine", "calib", []) is None
-    assert hasattr(ResultsLine, "is_answer")  # the attribute the note counts by
+    assert hasattr(ResultsLine, "is_answer") and "id" in ResultsLine.__dataclass_fields__  # what the note reads
     # the hook run.py and routes.py reach through the registry; the series' datasets have none
     assert registry.DATASETS["mine"].loader().baseline_note_of_run("calib", part) == note
     assert getattr(registry.DATASETS["banking77"].loader(), "baseline_note_of_run", None) is None
@@ -557,3 +622,273 @@ def test_a_kind_column_with_another_kind_is_refused_in_one_line_and_nothing_is_w
     assert done.returncode == 2 and len(done.stderr.splitlines()) == 1
     assert "the label 'label_1' has the kind 'delete'; expected inform, change, irreversible" in done.stderr
     assert not tasks.exists()
+
+
+# ---------------------------------------------------------------- what the labels' kinds cost, and how to give them
+
+DESCRIBED = {"card_arrival": "Where is my card?", "exchange_rate": "What is the exchange rate between two currencies",
+             "fees": "Asks about the fees of a transfer", "book_hotel": "Book a hotel room.",
+             "change_pin": "Can I change my PIN?", "lost_luggage": "Report a bag the airline lost"}
+
+
+def described(tmp_path: Path, per_label: int = 60):
+    """labels.csv of DESCRIBED (no kind column) and messages.csv with per_label messages each."""
+    labels = write_csv(tmp_path / "labels.csv", ["label", "description"], list(DESCRIBED.items()))
+    messages = write_csv(tmp_path / "messages.csv", ["text", "label"],
+                         [[f"{name.replace('_', ' ')} message {i}", name] for name in DESCRIBED for i in range(per_label)])
+    return labels, messages
+
+
+def actions(made) -> dict[str, str]:
+    return {i["intent"]: i["action"] for g in json.loads(made.files["mine.json"])["groups"] for i in g["intents"]}
+
+
+@pytest.mark.parametrize("description, kind", [
+    ("Where is my card?", "inform"), ("How do you change a car's oil?", "inform"),
+    ("Is a flight on time, delayed or cancelled", "inform"), ("Asks about the fees of a transfer", "inform"),
+    ("Information on opening hours", "inform"), ("Check the balance", "inform"),
+    ("Book a hotel room.", "change"), ("Can I change my PIN?", "change"),   # a polite request is a change
+    ("Asks for a refund", "change"), ("A bank account: balance, transfers, bills", "change"),
+    ("Tell the bank about a trip", "change"),
+])
+def test_a_description_that_reads_as_a_question_is_proposed_inform_and_anything_else_a_change(description, kind):
+    from task import proposed_kind
+    assert proposed_kind(description) == kind
+
+
+def test_without_a_kind_column_one_line_says_every_label_is_a_change_and_what_that_costs(tmp_path):
+    labels, messages = described(tmp_path)
+    made = make_task("mine", labels, messages)
+    assert set(actions(made).values()) == {"change"}  # the safe default when the reader says nothing
+    [line] = made.kind_lines
+    assert line.startswith("kinds: every label is a change, the safe default (no kind column)")
+    assert "99.9% precision on calib, not the 98.5%" in line  # harm.CHANGE_TARGET and routes.TARGET
+    assert "--kind inform" in line and "--kinds-from descriptions" in line and not made.kinds_pending
+
+
+def test_kind_inform_marks_every_label_inform_and_irreversible_still_wins(tmp_path):
+    labels, messages = described(tmp_path)
+    made = make_task("mine", labels, messages, kind="inform", irreversible=("change_pin",))
+    assert actions(made) == {**dict.fromkeys(DESCRIBED, "inform"), "change_pin": "irreversible"}
+    assert made.kind_lines == ["kinds (what acting on a label does, 08-routes/beyond/gate/harm.py): 5 inform, "
+                               "1 irreversible, from --kind inform"]
+
+
+def test_kinds_from_descriptions_prints_a_proposal_and_writes_it_only_with_accept_kinds(tmp_path, run_script):
+    labels, messages = described(tmp_path)
+    proposed = {"card_arrival": "inform", "exchange_rate": "inform", "fees": "inform", "book_hotel": "change",
+                "change_pin": "change", "lost_luggage": "change"}
+    waiting = make_task("mine", labels, messages, kinds_from="descriptions")
+    assert set(actions(waiting).values()) == {"change"} and waiting.kinds_pending
+    assert "  inform (3): card_arrival, exchange_rate, fees" in waiting.kind_lines
+    assert "  change (3): book_hotel, change_pin, lost_luggage" in waiting.kind_lines
+    accepted = make_task("mine", labels, messages, kinds_from="descriptions", accept_kinds=True)
+    assert actions(accepted) == proposed and not accepted.kinds_pending
+    assert accepted.files["mine.prompt.txt"] == waiting.files["mine.prompt.txt"]  # the kinds change no prompt
+    env = {"TYPED_DECISIONS_TASKS": str(tmp_path / "tasks"), "LLAMA_URL": "http://127.0.0.1:1"}
+    done = run_script(SCRIPT, "mine", "--labels", labels, "--messages", messages, "--kinds-from", "descriptions", env=env)
+    assert done.returncode == 0, done.stderr
+    assert (f"to write these kinds: python3 datasets/make_task.py mine --labels {labels} --messages {messages} "
+            f"--kinds-from descriptions --accept-kinds") in done.stdout.splitlines()
+
+
+# ---------------------------------------------------------------- the out-of-scope share of the calibration split
+
+def with_out_of_scope(tmp_path: Path, outside: int = 150, test_share: float | None = None):
+    """labels.csv and messages.csv of 10 labels of 40 messages and "none" with `outside` messages; with test_share,
+    test.csv of 100 messages, that share of them "none"."""
+    names = [f"label_{k}" for k in range(10)] + ["none"]
+    labels = write_csv(tmp_path / "labels.csv", ["label", "description"], [[n, f"what {n} is for"] for n in names])
+    rows = [[f"my {WORDS[k % len(WORDS)]} question number {i} for label_{k}", f"label_{k}"]
+            for k in range(10) for i in range(40)]
+    rows += [[f"something else entirely, number {i}", "none"] for i in range(outside)]
+    messages = write_csv(tmp_path / "messages.csv", ["text", "label"], rows)
+    if test_share is None:
+        return labels, messages, None
+    outside_test = round(100 * test_share)
+    test = write_csv(tmp_path / "test.csv", ["text", "label"],
+                     [[f"something else {i}", "none"] for i in range(outside_test)]
+                     + [[f"my card question {i}", f"label_{i % 10}"] for i in range(100 - outside_test)])
+    return labels, messages, test
+
+
+def test_the_out_of_scope_share_sets_how_many_calibration_messages_are_out_of_scope(tmp_path):
+    labels, messages, _ = with_out_of_scope(tmp_path)
+    texts = [row[1] for row in csv.reader(messages.open())][1:]
+    even = make_task("mine", labels, messages, out_of_scope="none", calib=300)
+    assert sum(texts[row] == "none" for row in even.calibration) == 27  # 300 round-robin over 11: 28, 28, 28, 27...
+    made = make_task("mine", labels, messages, out_of_scope="none", calib=300, out_of_scope_share=0.14)
+    outside = [texts[row] == "none" for row in made.calibration]
+    assert len(outside) == 300 and sum(outside) == 42  # round(0.14 x 300)
+    assert 19 <= sum(outside[:150]) <= 23  # spread through the split: about half in its first half
+    assert [made.counts[f"label_{k}"][1] for k in range(10)] == [26] * 8 + [25] * 2  # 258 round-robin over 10
+    data = json.loads(made.files["mine.json"])
+    assert data["calibration"]["out_of_scope_share"] == 0.14 and len(data["calibration"]["rows"]) == 300
+    assert not any("calibration (asked" in note for note in made.notes)
+
+
+def test_an_out_of_scope_label_short_of_messages_for_its_share_is_noted(tmp_path):
+    labels, messages, _ = with_out_of_scope(tmp_path, outside=20)  # 5 examples: 15 left for the calibration split
+    made = make_task("mine", labels, messages, out_of_scope="none", calib=300, out_of_scope_share=0.14)
+    assert len(made.calibration) == 300 and made.counts["none"][1] == 15
+    assert any(note.startswith("--out-of-scope-share 0.14: the out-of-scope label none has 15 messages beyond the "
+                               "prompt's examples, so the calibration split holds 15 of 300 (5.0%), not 42: add about "
+                               "27 out-of-scope messages") for note in made.notes)
+
+
+def test_a_test_file_with_another_out_of_scope_share_than_calib_is_noted_with_the_option(tmp_path):
+    labels, messages, test = with_out_of_scope(tmp_path, test_share=0.14)
+    made = make_task("mine", labels, messages, test, out_of_scope="none", calib=300)
+    # calib: 27 of 300 out of scope = 9.0%; test 14 of 100 = 14.0%, above the note's bar of 1.5 x 9.0 = 13.5
+    assert any(note.startswith("the test split holds 14.0% out-of-scope messages, the calibration split 9.0%")
+               and note.endswith("--out-of-scope-share 0.14") for note in made.notes)
+    given = make_task("mine", labels, messages, test, out_of_scope="none", calib=300, out_of_scope_share=0.14)
+    assert not any("the test split holds" in note for note in given.notes)
+
+
+# ---------------------------------------------------------------- when 08's certified act rule can ever act
+
+def test_the_certified_act_rule_needs_199_right_calib_answers_and_the_task_says_whether_it_has_them(tmp_path):
+    from guarantee import DELTA, minimum_answers
+    from routes import TARGET
+    # n right of n: Clopper-Pearson lower bound delta ** (1 / n) at delta 0.05;
+    # 0.05 ** (1 / 199) = exp(ln 0.05 / 199) = exp(-2.995732 / 199) = exp(-0.015054) = 0.985059 >= 0.985,
+    # 0.05 ** (1 / 198) = exp(-0.015130) = 0.984984 < 0.985: so 199
+    assert (TARGET, DELTA, minimum_answers(TARGET, DELTA)) == (0.985, 0.05, 199)
+    labels, messages, _ = with_out_of_scope(tmp_path)
+    enough = make_task("mine", labels, messages, out_of_scope="none", calib=300)  # 27 out of scope: 273 in scope
+    assert enough.certified.startswith("certified act rule (08-routes/beyond/guarantees/certified_routes.py): it needs at least "
+                                       "199 right calib answers with an in-scope code")
+    assert enough.certified.endswith("the calibration split has 300 messages, 273 in scope, so it can act on this "
+                                     "task once the model gets enough of them right")
+    short = make_task("mine", labels, messages, out_of_scope="none", calib=200)  # 18 out of scope: 182 in scope
+    # ceil(199 x 200 / 182) = ceil(218.7) = 219
+    assert short.certified.endswith("the calibration split has 200 messages, 182 in scope, so it can never act on "
+                                    "this task: make it again with --calib 219 or more (add messages if need be)")
+
+
+# ---------------------------------------------------------------- proposed groups that put unlike labels together
+
+UNLIKE = {"gas": "how much gas is left in the car", "gas_type": "which gas does the car take, unleaded",
+          "mpg": "miles per gallon of gas for the car", "translate": "translate hello into french for the trip abroad",
+          "timezone": "the time zone of paris for the trip abroad", "exchange_rate": "euro rate for the trip abroad"}
+
+
+def test_a_label_that_shares_words_with_another_group_and_not_its_own_is_named_with_its_group():
+    from check_groups import unlike_labels
+    from labels import Message
+    messages = [Message(f"{name}-{i}", f"{text} {i}", name) for name, text in UNLIKE.items() for i in range(5)]
+    mixed_groups = [("A GAS", ["gas", "gas_type", "mpg", "translate"]), ("B TRAVEL", ["timezone", "exchange_rate"])]
+    [odd] = unlike_labels(mixed_groups, messages)  # translate shares only "for the" with mpg, "trip abroad" with B
+    assert (odd.intent, odd.group, odd.other_group, odd.why()) == ("translate", "A GAS", "B TRAVEL", "closer to B TRAVEL")
+    assert odd.other > odd.own
+    assert unlike_labels([("A GAS", ["gas", "gas_type", "mpg"]), ("B TRAVEL", ["translate", "timezone",
+                                                                             "exchange_rate"])], messages) == []
+
+
+def test_proposed_groups_that_mix_topics_are_warned_of_by_name_with_how_to_regroup(tmp_path, run_script):
+    from make_task import unlike_warnings
+    # 27 labels: 3 topics of 8 labels whose messages share the topic's words, and 3 loners of words of their own;
+    # 5 groups of at most 9 (propose_groups), so a loner lands in a topic's group, whose words it does not share
+    topics = {"car": "fuel tank engine", "trip": "flight hotel abroad", "card": "card pin limit"}
+    names = [f"{topic}_{k}" for topic in topics for k in range(8)] + ["zebra", "violin", "quartz"]
+    labels = write_csv(tmp_path / "labels.csv", ["label", "description"], [[n, f"about {n}"] for n in names])
+    words = {**{f"{t}_{k}": f"{w} {t}{k}" for t in topics for k, w in ((k, topics[t]) for k in range(8))},
+             "zebra": "zebra stripes savanna", "violin": "violin bow strings", "quartz": "quartz crystal rock"}
+    messages = write_csv(tmp_path / "messages.csv", ["text", "label"],
+                         [[f"please {words[n]} number {i}", n] for n in names for i in range(20)])
+    made = make_task("mine", labels, messages)
+    flagged = {u.intent for u in made.unlike}
+    assert flagged and flagged <= {"zebra", "violin", "quartz"}  # the loners only, never a topic's label
+    assert all(len(made.labels.groups[ord(u.group[0]) - ord("A")].intents) > 1 for u in made.unlike)
+    lines = unlike_warnings(made.unlike, "mine", tmp_path / "mine.json")
+    groups_named = {u.group for u in made.unlike}
+    assert lines[0].startswith(f"warning: {len(groups_named)} of the proposed groups put unlike labels together")
+    assert all(any(line.startswith(f"  {u.group}: ") and f"{u.intent} (" in line for line in lines[1:-1])
+               for u in made.unlike)
+    assert "python3 02-forcing-a-valid-answer/prompt.py mine --save" in lines[-1]
+    assert "python3 datasets/check_groups.py --dataset mine" in lines[-1]
+    own = write_csv(tmp_path / "own.csv", ["label", "description", "group"],
+                    [[n, f"about {n}", n.split("_")[0].upper()] for n in names])
+    assert make_task("mine", own, messages).unlike == []  # your own groups are yours: no warning
+
+
+# ---------------------------------------------------------------- every printed command complete; bad new options
+
+def test_the_letters_line_without_a_server_gives_the_complete_commands(tmp_path, run_script):
+    labels, messages = synthetic(tmp_path, 3, per_label=120)
+    done = run_script(SCRIPT, "mine", "--labels", labels, "--messages", messages,
+                      env={"TYPED_DECISIONS_TASKS": str(tmp_path / "tasks"), "LLAMA_URL": "http://127.0.0.1:1"})
+    [letters] = [line for line in done.stdout.splitlines() if line.startswith("letters ")]
+    assert letters == (f"letters ABC: not checked, no server at http://127.0.0.1:1; start it (LLAMA_URL=http://127.0.0.1:1 "
+                       f"python3 00-setup/server.py start --dataset mine) and run python3 datasets/make_task.py mine "
+                       f"--labels {labels} --messages {messages} again to check them")
+
+
+NEW_OPTIONS_BAD = {
+    "a kind that is none": (["--kind", "delete"], "--kind 'delete': expected one of inform, change, irreversible"),
+    "kinds from elsewhere": (["--kinds-from", "names"], "--kinds-from 'names': the kinds can be proposed from "
+                                                        "descriptions only"),
+    "both kind options": (["--kind", "inform", "--kinds-from", "descriptions"], "give one of them"),
+    "accept without a proposal": (["--accept-kinds"], "--accept-kinds writes the kinds --kinds-from"),
+    "a share above 1": (["--out-of-scope", "label_2", "--out-of-scope-share", "14"], "strictly between 0 and 1"),
+    "a share of 0": (["--out-of-scope", "label_2", "--out-of-scope-share", "0"], "strictly between 0 and 1"),
+    "a share that is no number": (["--out-of-scope", "label_2", "--out-of-scope-share", "a lot"],
+                                  "give a fraction between 0 and 1"),
+    "a share without the label": (["--out-of-scope-share", "0.1"], "needs --out-of-scope LABEL"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(NEW_OPTIONS_BAD))
+def test_a_new_option_out_of_its_range_is_refused_in_one_line_with_status_2(tmp_path, run_script, case):
+    options, expected = NEW_OPTIONS_BAD[case]
+    labels, messages = synthetic(tmp_path, 3, per_label=120)
+    tasks = tmp_path / "tasks"
+    done = run_script(SCRIPT, "mine", "--labels", labels, "--messages", messages, *options,
+                      env={"TYPED_DECISIONS_TASKS": str(tasks)})
+    assert (done.returncode, done.stdout, len(done.stderr.splitlines())) == (2, "", 1)
+    assert expected in done.stderr
+    assert not tasks.exists()
+
+
+def test_kind_options_are_refused_beside_a_kind_column(tmp_path, run_script):
+    _, messages = synthetic(tmp_path, 2, per_label=160)
+    labels = write_csv(tmp_path / "kinds.csv", ["label", "description", "kind"],
+                       [["label_0", "what label_0 is for", "inform"], ["label_1", "what label_1 is for", "change"]])
+    for options in (["--kind", "inform"], ["--kinds-from", "descriptions"]):
+        done = run_script(SCRIPT, "mine", "--labels", labels, "--messages", messages, *options,
+                          env={"TYPED_DECISIONS_TASKS": str(tmp_path / "tasks")})
+        assert (done.returncode, len(done.stderr.splitlines())) == (2, 1)
+        assert "the labels file has a kind column" in done.stderr
+
+
+def test_making_a_task_again_only_for_new_baseline_marks_keeps_its_runs(tmp_path):
+    from make_task import changed_task
+    labels, messages = synthetic(tmp_path, 3, per_label=120)
+    made = make_task("mine", labels, messages)
+    write_task(made, tmp_path / "mine")
+    data = json.loads(made.files["mine.json"])
+    del data["baselines"]["right"]  # the task as make_task.py made it before the marks
+    (tmp_path / "mine" / "mine.json").write_text(json.dumps(data))
+    assert not changed_task(tmp_path / "mine", made.files, "mine")
+    assert changed_task(tmp_path / "mine", make_task("mine", labels, messages, seed=1).files, "mine")  # other splits
+    assert not changed_task(tmp_path / "elsewhere", made.files, "mine")
+
+
+def test_check_groups_checks_a_tasks_grouping_and_names_its_unlike_labels(tmp_path, run_script):
+    words = {"gas": "gas car tank", "mpg": "gas car miles", "translate": "translate french trip",
+             "timezone": "zone paris trip"}
+    labels = write_csv(tmp_path / "labels.csv", ["label", "description", "group"],
+                       [["gas", "fuel", "CAR"], ["mpg", "mileage", "CAR"], ["translate", "words", "CAR"],
+                        ["timezone", "time", "TRAVEL"]])
+    messages = write_csv(tmp_path / "messages.csv", ["text", "label"],
+                         [[f"{text} {i}", name] for name, text in words.items() for i in range(30)])
+    env = {"TYPED_DECISIONS_TASKS": str(tmp_path / "tasks"), "LLAMA_URL": "http://127.0.0.1:1"}
+    assert run_script(SCRIPT, "mine", "--labels", labels, "--messages", messages, env=env).returncode == 0
+    done = run_script("datasets/check_groups.py", "--dataset", "mine", env=env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("leave-one-out over ") and "fit messages of mine" in done.stdout.splitlines()[0]
+    unlike = done.stdout.split("intents that share fewer words")[1].splitlines()
+    assert unlike[0].endswith(": 1") and unlike[1].split()[:3] == ["A", "CAR", "translate"]
+    refused = run_script("datasets/check_groups.py", "--dataset", "mine", "--labels", "x.json", env=env)
+    assert (refused.returncode, len(refused.stderr.splitlines())) == (2, 1)

@@ -79,13 +79,13 @@ def test_the_committed_calib_runs_give_the_readmes_figures(run_script):
     cost = paired_cost(without.records, with_code.records, out_of_scope_codes(WITH))
     assert out_of_scope_codes(WITH) == {"I-A"} and cost.n == 770    # every calib message answered in both runs
     assert cost.out_of_scope == sum(r.code == "I-A" for r in with_code.records if r.id in {w.id for w in without.records})
-    result = run_script("08-routes/beyond/oos_cost.py", "--split", "calib")
+    result = run_script("08-routes/beyond/gate/oos_cost.py", "--split", "calib")
     assert result.returncode == 0, result.stderr
 
 
 def test_a_banking77_file_given_as_the_run_with_the_code_is_refused_in_one_line(run_script):
     from saved_answers import reference_path
-    result = run_script("08-routes/beyond/oos_cost.py", "--split", "calib", "--results", str(reference_path("banking77-calib.jsonl")))
+    result = run_script("08-routes/beyond/gate/oos_cost.py", "--split", "calib", "--results", str(reference_path("banking77-calib.jsonl")))
     assert result.returncode == 2
     with pytest.raises(ValueError, match="not a banking77oos file.*the banking77 ones with --without") as refused:
         read_run("calib", reference_path("banking77-calib.jsonl"), WITH, "--results")
@@ -95,7 +95,7 @@ def test_a_banking77_file_given_as_the_run_with_the_code_is_refused_in_one_line(
 
 def test_a_banking77oos_file_given_as_the_run_without_the_code_is_refused_in_one_line(run_script):
     from saved_answers import reference_path
-    result = run_script("08-routes/beyond/oos_cost.py", "--split", "calib", "--without",
+    result = run_script("08-routes/beyond/gate/oos_cost.py", "--split", "calib", "--without",
                         str(reference_path("banking77oos-calib.jsonl")))
     assert result.returncode == 2
     with pytest.raises(ValueError, match="not a banking77 file.*takes the banking77oos answers with --results"):

@@ -30,7 +30,7 @@ def test_free_text_asks_three_customer_messages_and_shows_each_reply_with_its_co
     result = run_script("01-why-typed-decisions/free_text.py", env={"LLAMA_URL": client.url})
     assert result.returncode == 0, result.stderr
     # each reply as the script reads it: a limit of 8 tokens cuts the model's sentence, with " ..." shown
-    replies = [free_text.ask(message, client, max_tokens=8) for message in FREE_TEXT]
+    replies = [free_text.ask_free_text(message, client, max_tokens=8) for message in FREE_TEXT]
     assert [(reply.cut, reply.tokens) for reply in replies] == [(True, 8)] * 3
     assert all(reply.content.endswith(" ...") and len(reply.content) > 4 and reply.server_ms > 0 for reply in replies)
 

@@ -311,7 +311,7 @@ def test_readme_and_pyproject_of_a_tag_list_only_its_posts(tagged):
     assert "08-routes/route.py" in show(tagged.repo, "post-08", "README.md")
     # the work beyond a post is in the post's tag, in the post's own folder, and in no earlier tag
     beyond = [name for name in files(tagged.repo, "post-08") if name.startswith("08-routes/beyond/")]
-    assert "08-routes/beyond/README.md" in beyond and "08-routes/beyond/certified_routes.py" in beyond
+    assert "08-routes/beyond/README.md" in beyond and "08-routes/beyond/guarantees/certified_routes.py" in beyond
     assert not any(name.startswith("08-routes/beyond/") for name in files(tagged.repo, "post-07"))
     post_01 = files(tagged.repo, "post-01")
     assert "01-why-typed-decisions/beyond/baseline.py" in post_01 and "01-why-typed-decisions/beyond/linear.py" in post_01

@@ -1,4 +1,5 @@
 """The prompt, the grammar and the code table come from one source and agree."""
+import json
 import re
 
 import pytest
@@ -113,6 +114,8 @@ def test_the_saved_prompt_of_every_dataset_is_what_build_prompt_gives():
     # the setup's warm-up and post 01 send the saved files; the posts from 02 on build the prompt: the same bytes
     from registry import DATASETS
     for name, dataset in DATASETS.items():
+        if "fields" in json.loads(dataset.label_file.read_text(encoding="utf-8")):
+            continue  # a dataset with fields sends the prompt of 08-routes/beyond/fields (tests/test_banking77fields.py)
         saved, built = dataset.saved_prompt(), load_prompt(name)
         assert (saved.system, saved.grammar, saved.sha256) == (built.system, built.grammar, built.sha256), name
 

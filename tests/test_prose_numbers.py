@@ -35,7 +35,7 @@ def test_a_paragraph_that_names_its_source_needs_no_block(paragraph):
 
 def test_a_table_takes_its_source_from_the_paragraph_before_it():
     table = "| decision | accuracy |\n|---|---|\n| model | 26.9% |\n"
-    assert unsourced("From `python3 08-routes/beyond/combined.py`:\n\n" + table) == []
+    assert unsourced("From `python3 08-routes/beyond/combined/combined.py`:\n\n" + table) == []
     assert [f.number for f in unsourced("The decisions:\n\n" + table)] == ["26.9%"]
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from separation import (SweepPoint, SingleClassError, accuracy_coverage, aurc, auroc, coverage_at_accuracy,
-                        optimal_aurc, order_change, point_at_coverage, print_summary)
+                        optimal_aurc, order_change, point_at_coverage, print_measures)
 from isotonic import confidence_variants
 from sklearn.metrics import roc_auc_score
 from saved_answers import load_results
@@ -161,7 +161,7 @@ def test_the_aurocs_the_script_ends_with_match_scikit_learn_on_the_reference_fil
     _, test = load_results("test")
     variants = confidence_variants(calib, test)
     corrects = [r.correct for r in test]
-    aurocs = print_summary(variants, corrects)
+    aurocs = print_measures(variants, corrects)
     assert list(aurocs) == ["raw", "temperature", "isotonic"]
     for name, confidences in variants.items():
         assert aurocs[name] == pytest.approx(roc_auc_score(corrects, confidences))
@@ -177,7 +177,7 @@ def test_every_auroc_is_undefined_when_every_answer_is_right(tmp_path, run_scrip
     with pytest.raises(SingleClassError, match="all 20 answers are right"):
         auroc([r.confidence for r in right], [True] * 20)
     _, calib = load_results("calib")
-    assert print_summary(confidence_variants(calib, right), [True] * 20) == dict.fromkeys(
+    assert print_measures(confidence_variants(calib, right), [True] * 20) == dict.fromkeys(
         ["raw", "temperature", "isotonic"])
     # the script reports it and goes on to the end instead of failing
     path = tmp_path / "all-right.jsonl"

@@ -17,7 +17,7 @@ from typed_lines import answer_of
 from decision import GrammarRejected, ask_code
 from llama_http import Client, ServerUnreachable
 from prompt import Prompt
-from server import running
+from running_server import running
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -136,7 +136,7 @@ def test_typed_script_reads_a_code_and_a_confidence_for_real_banking77_messages(
     # What it does for each message, checked on the values instead of its printout:
     codes = {intent.code for intent in load_labels().intents}
     for message in load_split("test")[:3]:
-        reply = typed.ask(client, saved_prompt.system, saved_prompt.grammar, codes, message.text)
+        reply = typed.ask_typed(client, saved_prompt.system, saved_prompt.grammar, codes, message.text)
         code, confidence = typed.code_and_confidence(reply, codes)
         assert code in codes and 0.0 < confidence <= 1.0
 

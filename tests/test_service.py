@@ -1,4 +1,4 @@
-"""08-routes/beyond/service.py: a decision router over HTTP; request checks, each error status, the gate, the queue,
+"""08-routes/beyond/service/service.py: a decision router over HTTP; request checks, each error status, the gate, the queue,
 the log, the decision.
 
 The service serves a decision router (decisions/decision_router.py), fitted
@@ -28,7 +28,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-import server as setup_server
+import running_server as setup_server
 import service
 from decision_router import fit_decision_router, ready_router, write_decision_router
 from decisions import DECISIONS
@@ -36,7 +36,8 @@ from fake_server import PROPS, FakeServer, fake_llama, reply_body, step
 from harm import CHANGE_TARGET, HarmRule
 from llama_http import Client
 from route import JSONL_FIELDS
-from router_file import sha256_of, text_sha256
+from datafiles import sha256_of
+from router_file import text_sha256
 from routes import fit_thresholds
 from saved_answers import read_split
 from service import DecisionLog, RequestError, RoutingService, make_server, messages_of_request
@@ -331,7 +332,7 @@ def test_with_another_model_nothing_is_acted_on_an_act_is_asked(router_parts, tm
 
 
 def test_service_script_refuses_a_change_target_below_the_default_in_one_line(run_script, tmp_path):
-    result = run_script("08-routes/beyond/service.py", "--change-target", "0.985", "--log", tmp_path / "log.jsonl")
+    result = run_script("08-routes/beyond/service/service.py", "--change-target", "0.985", "--log", tmp_path / "log.jsonl")
     assert result.returncode == 2
     assert "--change-target must lie between 0.999 and 1" in result.stderr.strip().splitlines()[-1]
     assert not (tmp_path / "log.jsonl").exists()
@@ -340,7 +341,7 @@ def test_service_script_refuses_a_change_target_below_the_default_in_one_line(ru
 def test_service_script_refuses_a_corrupt_router_in_one_line(run_script, tmp_path):
     bad = tmp_path / "r.json"
     bad.write_text("{")
-    result = run_script("08-routes/beyond/service.py", "--router", bad, "--log", tmp_path / "log.jsonl")
+    result = run_script("08-routes/beyond/service/service.py", "--router", bad, "--log", tmp_path / "log.jsonl")
     assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1 and "not JSON" in result.stderr
     assert not (tmp_path / "log.jsonl").exists()
 

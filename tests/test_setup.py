@@ -9,9 +9,15 @@ import sys
 import tarfile
 from pathlib import Path
 
+import models
 import pytest
-import server
-from server import LLAMA_CPP_BUILD, LLAMA_CPP_COMMIT, PACKAGED_MODELS, SERVER_BIN, SetupError, install_url_model, sha256_of
+import running_server
+import server_build
+import server_start
+from models import PACKAGED_MODELS, install_url_model
+from server_build import LLAMA_CPP_BUILD, LLAMA_CPP_COMMIT, SERVER_BIN
+from setup_steps import SetupError
+from slot_cache import sha256_of
 
 
 def test_built_server_reports_the_pinned_build_and_commit():
@@ -33,7 +39,7 @@ def test_the_test_model_on_disk_matches_its_pinned_sha256(client):
 
 
 def test_gguf_from_a_file_url_is_installed_when_its_sha256_matches(tmp_path, monkeypatch):
-    monkeypatch.setattr(server, "MODELS", tmp_path / "models")
+    monkeypatch.setattr(models, "MODELS", tmp_path / "models")
     source = tmp_path / "tiny.gguf"
     source.write_bytes(b"GGUF" + bytes(range(256)) * 40)
     digest = hashlib.sha256(source.read_bytes()).hexdigest()
@@ -44,7 +50,7 @@ def test_gguf_from_a_file_url_is_installed_when_its_sha256_matches(tmp_path, mon
 
 
 def test_gguf_with_a_wrong_sha256_is_refused_and_not_kept(tmp_path, monkeypatch):
-    monkeypatch.setattr(server, "MODELS", tmp_path / "models")
+    monkeypatch.setattr(models, "MODELS", tmp_path / "models")
     source = tmp_path / "tiny.gguf"
     source.write_bytes(b"GGUF not the file you wanted")
     with pytest.raises(SetupError, match="expected " + "0" * 64):
@@ -53,7 +59,7 @@ def test_gguf_with_a_wrong_sha256_is_refused_and_not_kept(tmp_path, monkeypatch)
 
 
 def test_gguf_from_a_url_that_does_not_answer_is_a_clear_error(tmp_path, monkeypatch):
-    monkeypatch.setattr(server, "MODELS", tmp_path / "models")
+    monkeypatch.setattr(models, "MODELS", tmp_path / "models")
     with pytest.raises(SetupError, match="could not download"):
         install_url_model((tmp_path / "missing.gguf").as_uri(), "0" * 64, "missing")
     assert list((tmp_path / "models").iterdir()) == []
@@ -61,7 +67,7 @@ def test_gguf_from_a_url_that_does_not_answer_is_a_clear_error(tmp_path, monkeyp
 
 def test_unknown_model_name_lists_the_known_ones():
     with pytest.raises(SetupError, match="qwen2.5-coder-1.5b"):
-        server.install_model("no-such-model")
+        models.install_model("no-such-model")
 
 
 # ---------------------------------------------------------------- the sdist: fetched, checked, unpacked safely
@@ -111,14 +117,14 @@ def test_an_archive_member_that_is_not_plain_data_is_refused_before_anything_is_
     dest = tmp_path / "out"
     dest.mkdir()
     with pytest.raises(SetupError, match=r"bad\.tar\.gz: member"):
-        server.unpack_tar(archive, dest)
+        server_build.unpack_tar(archive, dest)
     assert list(dest.iterdir()) == []  # not even the good file: every member is checked first
     assert not (tmp_path / "evil.txt").exists()
 
 
 def test_plain_files_are_unpacked_without_setuid_bits_and_owned_by_whoever_unpacks(tmp_path, tar_filter):
     archive = tar_with(tmp_path, member("pkg/bin/tool", mode=0o4755, uid=12345, gid=12345, uname="x", gname="y"))
-    server.unpack_tar(archive, tmp_path / "out")
+    server_build.unpack_tar(archive, tmp_path / "out")
     tool = tmp_path / "out" / "pkg" / "bin" / "tool"
     assert tool.read_bytes() == b"bad" and (tmp_path / "out" / "pkg" / "ok.txt").read_bytes() == b"ok"
     assert tool.stat().st_mode & 0o7777 == 0o755
@@ -127,40 +133,40 @@ def test_plain_files_are_unpacked_without_setuid_bits_and_owned_by_whoever_unpac
 
 @pytest.fixture
 def sdist(tmp_path, monkeypatch):
-    """A small stand-in for the llama-cpp-python sdist at a file:// URL, with server.py's pins pointed at it."""
-    archive = tmp_path / "upstream" / f"llama_cpp_python-{server.LLAMA_CPP_PYTHON}.tar.gz"
+    """A small stand-in for the llama-cpp-python sdist at a file:// URL, with server_build.py's pins pointed at it."""
+    archive = tmp_path / "upstream" / f"llama_cpp_python-{server_build.LLAMA_CPP_PYTHON}.tar.gz"
     archive.parent.mkdir()
-    cmake = member(f"llama_cpp_python-{server.LLAMA_CPP_PYTHON}/vendor/llama.cpp/CMakeLists.txt")
+    cmake = member(f"llama_cpp_python-{server_build.LLAMA_CPP_PYTHON}/vendor/llama.cpp/CMakeLists.txt")
     tar_with(archive.parent, cmake, name=archive.name)
-    monkeypatch.setattr(server, "CACHE", tmp_path / "cache")
-    monkeypatch.setattr(server, "SDIST_URL", archive.as_uri())
-    monkeypatch.setattr(server, "SDIST_SHA256", hashlib.sha256(archive.read_bytes()).hexdigest())
-    monkeypatch.setattr(server, "SDIST_BYTES", archive.stat().st_size)
+    monkeypatch.setattr(server_build, "CACHE", tmp_path / "cache")
+    monkeypatch.setattr(server_build, "SDIST_URL", archive.as_uri())
+    monkeypatch.setattr(server_build, "SDIST_SHA256", hashlib.sha256(archive.read_bytes()).hexdigest())
+    monkeypatch.setattr(server_build, "SDIST_BYTES", archive.stat().st_size)
     return archive
 
 
 def test_the_sdist_is_fetched_checked_and_unpacked_then_the_cached_file_is_reused(sdist, tmp_path):
-    tree = server.fetch_source()
+    tree = server_build.fetch_source()
     assert (tree / "vendor" / "llama.cpp" / "CMakeLists.txt").read_bytes() == b"bad"
     cached = tmp_path / "cache" / "src" / sdist.name
     assert cached.read_bytes() == sdist.read_bytes()  # the fetched file is kept next to the tree
     shutil.rmtree(tree)  # the unpacked tree is gone, the fetched file is not
     sdist.unlink()       # and the URL no longer answers: the cached file must serve
-    assert server.fetch_source() == tree
+    assert server_build.fetch_source() == tree
     assert (tree / "vendor" / "llama.cpp" / "CMakeLists.txt").read_bytes() == b"bad"
 
 
 def test_an_sdist_with_another_sha256_is_refused_and_not_kept(sdist, tmp_path, monkeypatch):
-    monkeypatch.setattr(server, "SDIST_SHA256", "0" * 64)
+    monkeypatch.setattr(server_build, "SDIST_SHA256", "0" * 64)
     with pytest.raises(SetupError, match="expected 0{64}.*put a copy of that file at"):
-        server.fetch_source()
+        server_build.fetch_source()
     assert list((tmp_path / "cache" / "src").iterdir()) == []
 
 
 def test_pip_is_asked_for_wheels_only_and_prints_no_version_notice(monkeypatch, tmp_path):
     commands = []
-    monkeypatch.setattr(server, "run", lambda command, **kw: commands.append(command) or (tmp_path / "x_y-1.whl").touch())
-    server.pip_download("x-y==1", tmp_path)
+    monkeypatch.setattr(models, "run", lambda command, **kw: commands.append(command) or (tmp_path / "x_y-1.whl").touch())
+    models.pip_download("x-y==1", tmp_path)
     assert {"--only-binary", ":all:", "--no-deps", "--disable-pip-version-check"} <= set(commands[0])
     assert "--no-binary" not in commands[0]
 
@@ -181,16 +187,16 @@ def test_the_no_amx_flags_win_over_an_amx_target_whatever_their_order():
     if "x86_64" not in predefined_macros():
         pytest.skip("the AMX flags exist on x86-64 only")
     assert all(macro in predefined_macros("-march=sapphirerapids") for macro in AMX_MACROS)
-    flags = server.NO_AMX_FLAGS.split()
+    flags = server_build.NO_AMX_FLAGS.split()
     for order in (flags + ["-march=sapphirerapids"], ["-march=sapphirerapids"] + flags):
         assert not [macro for macro in AMX_MACROS if macro in predefined_macros(*order)], order
 
 
 def test_the_build_turns_amx_off_on_x86_64_only():
-    assert server.build_options("x86_64")["CMAKE_CXX_FLAGS"] == server.NO_AMX_FLAGS
-    assert server.build_options("x86_64")["CMAKE_C_FLAGS"] == server.NO_AMX_FLAGS
-    assert "CMAKE_CXX_FLAGS" not in server.build_options("aarch64")
-    assert server.build_options("aarch64")["GGML_NATIVE"] == "ON"
+    assert server_build.build_options("x86_64")["CMAKE_CXX_FLAGS"] == server_build.NO_AMX_FLAGS
+    assert server_build.build_options("x86_64")["CMAKE_C_FLAGS"] == server_build.NO_AMX_FLAGS
+    assert "CMAKE_CXX_FLAGS" not in server_build.build_options("aarch64")
+    assert server_build.build_options("aarch64")["GGML_NATIVE"] == "ON"
 
 
 def test_the_amx_check_finds_tile_instructions_in_a_binary_that_has_them(tmp_path):
@@ -200,14 +206,14 @@ def test_the_amx_check_finds_tile_instructions_in_a_binary_that_has_them(tmp_pat
     result = subprocess.run(["cc", "-c", str(source), "-o", str(tmp_path / "tiles.o")], capture_output=True, text=True)
     if result.returncode != 0:
         pytest.skip(f"this assembler cannot write AMX instructions: {result.stderr.strip()[:200]}")
-    found = server.amx_instructions(tmp_path / "tiles.o")
+    found = server_build.amx_instructions(tmp_path / "tiles.o")
     assert [line.split()[1] for line in found] == ["ldtilecfg", "tdpbssd", "tilerelease"]
 
 
 def test_the_built_server_holds_no_amx_instruction_and_its_stamp_says_how_it_was_built():
-    assert server.amx_instructions(SERVER_BIN) == []
-    stamp = server.read_stamp(SERVER_BIN)
-    assert stamp["options"] == server.build_options() and stamp["amx_instructions"] == 0
+    assert server_build.amx_instructions(SERVER_BIN) == []
+    stamp = server_build.read_stamp(SERVER_BIN)
+    assert stamp["options"] == server_build.build_options() and stamp["amx_instructions"] == 0
 
 
 def fake_binary(path: Path, body: str) -> Path:
@@ -222,19 +228,19 @@ def fake_binary(path: Path, body: str) -> Path:
 @pytest.fixture
 def cached_binary(tmp_path, monkeypatch):
     """A cached llama-server (a script that answers --version) in a temporary cache, as an older server.py left it."""
-    monkeypatch.setattr(server, "CACHE", tmp_path / "cache")
+    monkeypatch.setattr(server_build, "CACHE", tmp_path / "cache")
     binary = fake_binary(tmp_path / "cache" / "bin" / "llama-server-b1", "")
-    monkeypatch.setattr(server, "SERVER_BIN", binary)
+    monkeypatch.setattr(server_build, "SERVER_BIN", binary)
     return binary
 
 
 def test_a_cached_binary_is_reused_only_with_a_stamp_of_todays_options(cached_binary):
-    options = server.build_options()
-    assert "no build stamp" in server.why_rebuild(cached_binary, options)
-    server.build_stamp(cached_binary).write_text(json.dumps({"options": {**options, "GGML_NATIVE": "OFF"}}))
-    assert server.why_rebuild(cached_binary, options).endswith("built with other options (GGML_NATIVE)")
-    server.build_stamp(cached_binary).write_text(json.dumps({"options": options}))
-    assert server.why_rebuild(cached_binary, options) is None
+    options = server_build.build_options()
+    assert "no build stamp" in server_build.why_rebuild(cached_binary, options)
+    server_build.build_stamp(cached_binary).write_text(json.dumps({"options": {**options, "GGML_NATIVE": "OFF"}}))
+    assert server_build.why_rebuild(cached_binary, options).endswith("built with other options (GGML_NATIVE)")
+    server_build.build_stamp(cached_binary).write_text(json.dumps({"options": options}))
+    assert server_build.why_rebuild(cached_binary, options) is None
 
 
 def test_a_cached_binary_from_before_the_stamp_is_rebuilt_and_stamped(cached_binary, tmp_path, monkeypatch):
@@ -242,19 +248,19 @@ def test_a_cached_binary_from_before_the_stamp_is_rebuilt_and_stamped(cached_bin
 
     def build(command, **kw):
         commands.append(command[:2])
-        built = server.CACHE / "build" / f"llama-cpp-python-{server.LLAMA_CPP_PYTHON}" / "bin" / "llama-server"
+        built = server_build.CACHE / "build" / f"llama-cpp-python-{server_build.LLAMA_CPP_PYTHON}" / "bin" / "llama-server"
         fake_binary(built, "")
 
-    monkeypatch.setattr(server, "fetch_source", lambda: tmp_path / "src")
-    monkeypatch.setattr(server, "run", build)
-    monkeypatch.setattr(server, "amx_instructions", lambda binary: [])  # a script, not machine code
-    assert server.build_server() == cached_binary
+    monkeypatch.setattr(server_build, "fetch_source", lambda: tmp_path / "src")
+    monkeypatch.setattr(server_build, "run", build)
+    monkeypatch.setattr(server_build, "amx_instructions", lambda binary: [])  # a script, not machine code
+    assert server_build.build_server() == cached_binary
     assert commands == [["cmake", "-S"], ["cmake", "--build"]]
-    stamp = server.read_stamp(cached_binary)
+    stamp = server_build.read_stamp(cached_binary)
     assert stamp.pop("build_s") >= 0
-    assert stamp == {"options": server.build_options(), "amx": False, "patch": None, "amx_instructions": 0,
+    assert stamp == {"options": server_build.build_options(), "amx": False, "patch": None, "amx_instructions": 0,
                      "answered": None}
-    assert server.build_server() == cached_binary and len(commands) == 2  # now reused as it is
+    assert server_build.build_server() == cached_binary and len(commands) == 2  # now reused as it is
 
 
 # A stand-in for a binary that starts, says it is healthy, and dies by a signal on the first real request,
@@ -283,15 +289,15 @@ def test_a_server_that_dies_on_its_first_request_is_one_line_naming_the_signal_a
     binary = fake_binary(tmp_path / "llama-server", DIES_ON_FIRST_REQUEST)
     model = tmp_path / "tiny.gguf"
     model.write_bytes(b"GGUF")
-    monkeypatch.setattr(server, "RUN", tmp_path / "run")
-    monkeypatch.setattr(server, "build_server", lambda amx=None: binary)
-    monkeypatch.setattr(server, "install_model", lambda name: model)
+    monkeypatch.setattr(running_server, "RUN", tmp_path / "run")
+    monkeypatch.setattr(server_start, "build_server", lambda amx=None: binary)
+    monkeypatch.setattr(server_start, "install_model", lambda name: model)
     port = free_port()
     with pytest.raises(SetupError) as died:  # a SetupError is one `error:` line and exit 2 (exit_on_server_errors)
-        server.start_server("tiny", url=f"http://127.0.0.1:{port}", slots=tmp_path / "slots")
+        server_start.start_server("tiny", url=f"http://127.0.0.1:{port}", slots=tmp_path / "slots")
     log = tmp_path / "run" / f"llama-server-{port}.log"
     assert str(died.value).startswith("llama-server was killed by SIGSEGV (signal 11) on its first request; "
                                       f"log: {log}; this build cannot run here; delete {binary} and rerun")
     assert "\n" not in str(died.value)
     assert "about to fault" in log.read_text()
-    assert server.running(port) is None  # no record of a server that is gone
+    assert running_server.running(port) is None  # no record of a server that is gone

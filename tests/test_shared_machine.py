@@ -4,11 +4,17 @@ import os
 import subprocess
 import sys
 
+import models
 import pytest
-import server
+import running_server
+import server_build
+import server_start
 from labels import printable
 from llama_http import Client, ServerError, ServerUnreachable, split_credentials
-from server import SetupError, is_loopback, pid_file, resolve_model, running
+from models import resolve_model
+from running_server import pid_file, running
+from server_start import is_loopback
+from setup_steps import SetupError
 
 
 def test_user_info_in_llama_url_is_never_printed(free_port):
@@ -36,10 +42,10 @@ def test_a_port_out_of_range_names_llama_url(run_script):
 
 def test_the_api_key_is_sent_as_a_bearer_token_and_a_missing_one_is_named(client, free_port, tmp_path, monkeypatch):
     # A real llama-server started with a key (no warm-up: only authentication is under test).
-    monkeypatch.setattr(server, "RUN", tmp_path / "run")
+    monkeypatch.setattr(running_server, "RUN", tmp_path / "run")
     monkeypatch.setenv("LLAMA_API_KEY", "the-key-123")
     port = free_port()
-    record = server.start_server("qwen2.5-coder-0.5b", url=f"http://127.0.0.1:{port}", slots=tmp_path / "slots")
+    record = server_start.start_server("qwen2.5-coder-0.5b", url=f"http://127.0.0.1:{port}", slots=tmp_path / "slots")
     try:
         assert "the-key-123" not in json.dumps(record)                     # on disk and in `ps`: a file, not the key
         key_file = tmp_path / "run" / f"llama-server-{port}.key"
@@ -49,19 +55,19 @@ def test_the_api_key_is_sent_as_a_bearer_token_and_a_missing_one_is_named(client
         with pytest.raises(ServerError, match="wants an API key: set LLAMA_API_KEY"):
             Client(f"http://127.0.0.1:{port}").tokenize("A")
     finally:
-        server.stop_server(port)
+        running_server.stop_server(port)
 
 
 def test_stop_never_signals_a_process_this_script_did_not_start(tmp_path, monkeypatch, run_script, free_port):
-    monkeypatch.setattr(server, "RUN", tmp_path)
+    monkeypatch.setattr(running_server, "RUN", tmp_path)
     port = free_port()
     bystander = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     try:
-        pid_file(port).write_text(json.dumps({"pid": bystander.pid, "command": [str(server.SERVER_BIN)], "model": "x"}))
+        pid_file(port).write_text(json.dumps({"pid": bystander.pid, "command": [str(server_build.SERVER_BIN)], "model": "x"}))
         with pytest.raises(SetupError, match=f"names pid {bystander.pid}, which is not the llama-server"):
             running(port)
         with pytest.raises(SetupError):
-            server.stop_server(port)
+            running_server.stop_server(port)
         assert bystander.poll() is None  # still alive
     finally:
         bystander.kill()
@@ -70,11 +76,11 @@ def test_stop_never_signals_a_process_this_script_did_not_start(tmp_path, monkey
 
 @pytest.mark.parametrize("name", ["../../../x", "a/b", "..", ".hidden", "x y", ""])
 def test_a_model_name_cannot_leave_the_models_folder(name, tmp_path, monkeypatch):
-    monkeypatch.setattr(server, "MODELS", tmp_path / "models")
+    monkeypatch.setattr(models, "MODELS", tmp_path / "models")
     with pytest.raises(SetupError, match="must be a plain name"):
         resolve_model(name)
     with pytest.raises(SetupError, match="must be a plain name"):
-        server.install_url_model((tmp_path / "none.gguf").as_uri(), "0" * 64, name)
+        models.install_url_model((tmp_path / "none.gguf").as_uri(), "0" * 64, name)
     assert not any(tmp_path.rglob("*.gguf"))
 
 

@@ -1,11 +1,11 @@
-"""00-setup: the warmed slot saved once per key and restored on later starts (slot_cache.py, server.warm).
+"""00-setup: the warmed slot saved once per key and restored on later starts (slot_cache.py, running_server.warm).
 
 The key and the sidecar checks run on files written here. The rest runs on
 real llama-servers with the 0.5B test model and two slots, started by
-server.start_server on free ports with a temporary slot folder. They warm a
-short BANKING77 prompt (no examples, no descriptions: about 670 tokens
-instead of 7,000), so each prefill takes seconds; saving and restoring do
-not depend on the prompt's length.
+server_start.start_server on free ports with a temporary slot folder. They
+warm a short BANKING77 prompt (no examples, no descriptions: about 670
+tokens instead of 7,000), so each prefill takes seconds; saving and
+restoring do not depend on the prompt's length.
 """
 import contextlib
 import dataclasses
@@ -13,11 +13,15 @@ import json
 import os
 from pathlib import Path
 
+import models
 import pytest
+import running_server
 import server
+import server_start
 from llama_http import Client
+from setup_steps import SetupError
 from slot_cache import (SLOTS_ENV, NotSaved, SlotChanged, SlotFile, SlotKey, Unusable, check_saved,
-                        expected_slot_tokens, prune, save, sidecar_record, slots_folder, write_sidecar)
+                        expected_slot_tokens, prune, save, sha256_of, sidecar_record, slots_folder, write_sidecar)
 from prompt import load_prompt
 from typed_request import TOP_LOGPROBS, request_settings, typed_messages
 
@@ -127,36 +131,36 @@ def test_prune_deletes_only_the_same_dataset_and_model_under_another_key(tmp_pat
 # ---------------------------------------------------------------- the model's sha256
 
 def test_a_packaged_model_has_its_pinned_sha256_without_reading_the_file():
-    model = server.PACKAGED_MODELS[MODEL]
-    assert server.model_sha256(server.MODELS / "does-not-matter" / f"{MODEL}.gguf") == model.sha256
+    model = models.PACKAGED_MODELS[MODEL]
+    assert models.model_sha256(models.MODELS / "does-not-matter" / f"{MODEL}.gguf") == model.sha256
 
 
 def test_a_url_model_keeps_the_sha256_checked_at_install_next_to_it(tmp_path, monkeypatch):
-    monkeypatch.setattr(server, "MODELS", tmp_path / "models")
+    monkeypatch.setattr(models, "MODELS", tmp_path / "models")
     source = tmp_path / "tiny.gguf"
     source.write_bytes(b"GGUF" + bytes(range(256)) * 40)
-    digest = server.sha256_of(source)
-    path = server.install_url_model(source.as_uri(), digest, "tiny")
+    digest = sha256_of(source)
+    path = models.install_url_model(source.as_uri(), digest, "tiny")
     assert (tmp_path / "models" / "tiny.gguf.sha256").read_text() == f"{digest}  tiny.gguf\n"
     path.write_bytes(b"changed after the install")  # the record, not the file, names the model
-    assert server.model_sha256(path) == digest
+    assert models.model_sha256(path) == digest
 
 
 def test_a_url_model_without_a_record_is_hashed_once_and_recorded(tmp_path):
     path = tmp_path / "older.gguf"
     path.write_bytes(b"GGUF installed before the record existed")
-    digest = server.sha256_of(path)
-    assert server.model_sha256(path) == digest
-    assert server.sha256_record(path).read_text() == f"{digest}  older.gguf\n"
+    digest = sha256_of(path)
+    assert models.model_sha256(path) == digest
+    assert models.sha256_record(path).read_text() == f"{digest}  older.gguf\n"
     path.write_bytes(b"changed after the record")  # from now on the record, not the file, names the model
-    assert server.model_sha256(path) == digest
+    assert models.model_sha256(path) == digest
 
 
 def test_warm_without_a_server_started_by_this_script_is_one_line_and_exit_2(run_script, free_port, monkeypatch):
     port = free_port()
     monkeypatch.setenv("LLAMA_URL", f"http://127.0.0.1:{port}")
-    with pytest.raises(server.SetupError, match=f"no server started by this script on port {port}; start one with: "
-                                                ".*server.py start --dataset banking77$"):
+    with pytest.raises(SetupError, match=f"no server started by this script on port {port}; start one with: "
+                                    ".*server.py start --dataset banking77$"):
         server.main(["warm", "banking77"])
     result = run_script("00-setup/server.py", "warm", "banking77", env={"LLAMA_URL": f"http://127.0.0.1:{port}"})
     assert result.returncode == 2  # that SetupError, as one error line
@@ -172,13 +176,13 @@ OTHER = dataclasses.replace(SHORT_BANKING77, system=SHORT_BANKING77.system + "\n
 @contextlib.contextmanager
 def own_server(slots, parallel: int = 2):
     """A real llama-server with the 0.5B test model on a free port, saving slots in `slots`; stopped afterwards."""
-    port = server.free_port()
-    record = server.start_server(MODEL, parallel=parallel, context_per_slot=2048, url=f"http://127.0.0.1:{port}",
-                                 slots=slots)
+    port = server_start.free_port()
+    record = server_start.start_server(MODEL, parallel=parallel, context_per_slot=2048, url=f"http://127.0.0.1:{port}",
+                                       slots=slots)
     try:
         yield Client(record["url"]), record
     finally:
-        server.stop_server(port)
+        running_server.stop_server(port)
         os.unlink(record["log"])
 
 
@@ -203,10 +207,10 @@ def restarted(client, slot_folder):
     Yields (client, record, what each warm-up did, the candidates on slot 0 after the first warm-up).
     """
     with own_server(slot_folder) as (first_client, first_record):
-        cold = server.warm(first_client, first_record, "banking77", SHORT_BANKING77)
+        cold = running_server.warm(first_client, first_record, "banking77", SHORT_BANKING77)
         after_warm_up, _ = candidates(first_client, SHORT_BANKING77)
     with own_server(slot_folder) as (again, record):
-        warm = server.warm(again, record, "banking77", SHORT_BANKING77)
+        warm = running_server.warm(again, record, "banking77", SHORT_BANKING77)
         yield again, record, cold, warm, after_warm_up
 
 
@@ -239,11 +243,11 @@ def test_a_restored_server_answers_exactly_as_right_after_the_warm_up_that_saved
 
 def test_warm_swaps_the_prompt_of_a_running_server_and_back_by_restoring(restarted):
     client, record, _, _, after_warm_up = restarted
-    assert server.warm(client, record, "other", OTHER).how == "prefilled"  # first time: processed, saved
-    back = server.warm(client, record, "banking77", SHORT_BANKING77)
+    assert running_server.warm(client, record, "other", OTHER).how == "prefilled"  # first time: processed, saved
+    back = running_server.warm(client, record, "banking77", SHORT_BANKING77)
     assert back.how == "restored"
     assert candidates(client, SHORT_BANKING77, slot=1)[0] == after_warm_up
-    assert server.warm(client, record, "other", OTHER).how == "restored"
+    assert running_server.warm(client, record, "other", OTHER).how == "restored"
 
 
 @pytest.mark.parametrize("damage, why", [
@@ -252,9 +256,9 @@ def test_warm_swaps_the_prompt_of_a_running_server_and_back_by_restoring(restart
 ], ids=["truncated", "one byte changed"])
 def test_a_truncated_or_corrupt_file_is_not_restored_but_prefilled_and_replaced(restarted, damage, why):
     client, record, cold, _, after_warm_up = restarted
-    server.warm(client, record, "banking77", SHORT_BANKING77)
+    running_server.warm(client, record, "banking77", SHORT_BANKING77)
     damage(cold.file)
-    warmed = server.warm(client, record, "banking77", SHORT_BANKING77)
+    warmed = running_server.warm(client, record, "banking77", SHORT_BANKING77)
     assert warmed.how == "prefilled" and why in warmed.why
     assert warmed.file == cold.file and warmed.save_ms > 0  # saved again over the damaged file
     check_saved(SlotFile(cold.file.parent, "banking77", MODEL, json_key(cold.file)))  # replaced: whole again
@@ -274,7 +278,7 @@ def test_a_file_the_server_refuses_is_prefilled_and_replaced(restarted):
     slot_file = SlotFile(cold.file.parent, "banking77", MODEL, json_key(cold.file))
     slot_file.path.write_bytes(b"not a llama.cpp sequence state file")
     write_sidecar(slot_file, sidecar_record(slot_file, slot_file.path, tokens=7026))
-    warmed = server.warm(client, record, "banking77", SHORT_BANKING77)
+    warmed = running_server.warm(client, record, "banking77", SHORT_BANKING77)
     assert warmed.why.startswith(f"the server refused {slot_file.path.name} (") and "Unable to restore slot" in warmed.why
     assert warmed.how == "prefilled" and warmed.prefill_s > 0
     check_saved(slot_file)
@@ -291,15 +295,15 @@ def test_a_file_holding_another_context_under_the_key_is_replaced_by_the_slot_th
     client.post("/completion", {"prompt": "One, two, three,", "n_predict": 1, "id_slot": 0, "cache_prompt": True})
     assert save(client, 0, slot_file).tokens < 30
     with own_server(slot_folder) as (fresh, fresh_record):
-        warmed = server.warm(fresh, fresh_record, "banking77", SHORT_BANKING77)
+        warmed = running_server.warm(fresh, fresh_record, "banking77", SHORT_BANKING77)
         assert warmed.how == "prefilled" and "held another context" in warmed.why
         assert warmed.tokens > 600 and check_saved(slot_file)["tokens"] == warmed.tokens
-        again = server.warm(fresh, fresh_record, "banking77", SHORT_BANKING77)
+        again = running_server.warm(fresh, fresh_record, "banking77", SHORT_BANKING77)
         assert again.how == "restored" and again.why == ""
 
 
 def test_the_warm_command_puts_the_prompt_back_into_the_test_server_from_its_saved_slot(client, run_script):
-    record = server.running(client.port)
+    record = running_server.running(client.port)
     assert record and record.get("slots"), "the test server was not started by this version of 00-setup/server.py"
     result = run_script("00-setup/server.py", "warm", "banking77")
     assert result.returncode == 0, result.stderr
@@ -310,7 +314,7 @@ def test_a_slot_another_request_ran_on_after_the_warm_up_is_not_saved(restarted)
     # A second client's request on slot 0 between the warm-up and its save would be saved under the prompt's name
     # (a card_help file once held 7,034 tokens of BANKING77's prompt): the count the warm-up left is checked first.
     client, record, cold, _, _ = restarted
-    reply = server.warm_up(client, SHORT_BANKING77, slot=0)
+    reply = running_server.warm_up(client, SHORT_BANKING77, slot=0)
     expected = expected_slot_tokens(reply.body["timings"])
     assert len(expected) >= 2 and expected.start > 600
     client.post("/completion", {"prompt": "One, two, three,", "n_predict": 1, "id_slot": 0, "cache_prompt": True})
@@ -320,7 +324,7 @@ def test_a_slot_another_request_ran_on_after_the_warm_up_is_not_saved(restarted)
     assert not slot_file.path.exists() and not slot_file.sidecar.exists()
     assert list(Path(record["slots"]).glob("*.saving-*")) == []
     # the warm-up's own count passes: save right after it
-    reply = server.warm_up(client, SHORT_BANKING77, slot=0)
+    reply = running_server.warm_up(client, SHORT_BANKING77, slot=0)
     assert save(client, 0, slot_file, expected_tokens=expected_slot_tokens(reply.body["timings"])).tokens > 600
     slot_file.path.unlink()
     slot_file.sidecar.unlink()

@@ -276,8 +276,8 @@ def test_options_of_known_modules():
     assert {"--calib", "--results"} <= options("05-fixing-the-confidence/calib_split.py") | \
         options("03-where-confidence-comes-from/saved_answers.py")
     assert "--no-grammar" in options("02-forcing-a-valid-answer/run.py")
-    assert "--rule" in options("08-routes/beyond/certified_routes.py")
-    assert "--delta" in options("08-routes/beyond/guarantee.py")
+    assert "--rule" in options("08-routes/beyond/guarantees/certified_routes.py")
+    assert "--delta" in options("08-routes/beyond/guarantees/guarantee.py")
 
 
 def test_each_word_belongs_to_the_earliest_stage_that_has_it():
@@ -294,11 +294,11 @@ def test_each_word_belongs_to_the_earliest_stage_that_has_it():
 
 def test_module_stages_take_top_level_and_beyond_modules_only():
     stages = module_stages(["00-setup/server.py", "00-setup/gb10/helper.py", "datasets/registry.py",
-                            "08-routes/route.py", "08-routes/beyond/guard.py", "08-routes/beyond/adversarial/x.py",
+                            "08-routes/route.py", "08-routes/beyond/gate/guard.py", "08-routes/beyond/gate/adversarial/x.py",
                             "series.py", "tests/conftest.py", "08-routes/README.md", "datasets/make_task.py"])
     # make_task.py is your own task's, beyond the series after post 08: its --calib is no post 00 option
     assert stages == {"00-setup/server.py": Stage(0), "datasets/registry.py": Stage(0),
-                      "08-routes/route.py": Stage(8), "08-routes/beyond/guard.py": Stage(8, beyond=True),
+                      "08-routes/route.py": Stage(8), "08-routes/beyond/gate/guard.py": Stage(8, beyond=True),
                       "datasets/make_task.py": Stage(8, beyond=True)}
 
 
@@ -328,7 +328,7 @@ def test_a_word_is_found_whole_and_a_term_where_no_promise_allows_it():
 
 def test_a_posts_script_shows_no_option_of_its_beyond_work_and_its_readme_may_point_there():
     vocabulary = Vocabulary({"--rule": Stage(8, beyond=True)}, {"guard.py": Stage(8, beyond=True)}, {}, {})
-    assert later_options("usage: x [--rule {point,certified}]", "08-routes/beyond/certified_routes.py", 8,
+    assert later_options("usage: x [--rule {point,certified}]", "08-routes/beyond/guarantees/certified_routes.py", 8,
                          vocabulary) == []
     assert later_options("usage: x [--rule R]", "08-routes/route.py", 8, vocabulary) == \
         ["'--rule' (post 08's beyond/)"]

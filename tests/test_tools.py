@@ -74,7 +74,7 @@ def test_run_tests_offline_runs_pytest_without_starting_a_server(free_port):
         # A tag's checkout, tested from main's test environment (test_post_tags.py): run_tests.py would spend
         # minutes making a .venv there first. On main, run_tests.py made it before running this test.
         pytest.skip("no .venv in this checkout: run_tests.py would make one first")
-    import server
+    import running_server as server
     port = free_port()  # nothing runs there: a server started for the tests would leave its log
     result = subprocess.run([sys.executable, "run_tests.py", "--offline", "--collect-only", "-q", "tests/test_tools.py"],
                             cwd=ROOT, capture_output=True, text=True, timeout=600,

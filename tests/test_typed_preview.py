@@ -4,7 +4,7 @@ import math
 import pytest
 from confidence import typed_answer
 from registry import dataset_named
-from typed import ask, code_and_confidence
+from typed import ask_typed, code_and_confidence
 from typed_request import TOP_LOGPROBS
 
 MESSAGES = ("I was charged twice for the same coffee, can I get one refunded?",
@@ -49,7 +49,7 @@ def test_the_preview_and_confidence_py_agree_on_real_replies(client, prompt):
     saved = dataset_named("banking77").saved_prompt()
     assert (saved.system, saved.grammar) == (prompt.system, prompt.grammar)  # typed.py sends what 03 builds
     for message in MESSAGES:
-        body = ask(client, saved.system, saved.grammar, set(prompt.codes), message)
+        body = ask_typed(client, saved.system, saved.grammar, set(prompt.codes), message)
         code, confidence = code_and_confidence(body, set(prompt.codes))
         answer = typed_answer(body, prompt, TOP_LOGPROBS)
         assert code == answer.code, message

@@ -13,8 +13,8 @@ import re
 import subprocess
 
 import pytest
-import server
-from server import free_port
+import running_server as server
+from server_start import free_port
 from fake_server import PROPS, SYSTEM_REFUSED, FakeServer, fake_llama, reply_body
 from llama_http import Client, ServerUnfit
 from typed_request import TOP_LOGPROBS, check_reply, probe

@@ -1,4 +1,4 @@
-"""The gate before act (08-routes/beyond/typicality.py): cut-offs fitted on calib, the signals' AUROC, the
+"""The gate before act (08-routes/beyond/gate/typicality.py): cut-offs fitted on calib, the signals' AUROC, the
 irreversible intents of a label file."""
 import pytest
 from sklearn.metrics import roc_auc_score

@@ -90,10 +90,10 @@ def test_the_runner_refuses_a_kind_of_run_there_is_not(run_script):
 
 
 def test_a_missing_shortlist_or_combined_run_names_the_command_that_writes_it_for_any_dataset():
-    assert run_command("banking77", "calib", "shortlist5") == "python3 08-routes/beyond/shortlist.py --split calib"
-    assert run_command("card_help", "test", "shortlist5") == "python3 08-routes/beyond/shortlist.py --dataset card_help"
+    assert run_command("banking77", "calib", "shortlist5") == "python3 08-routes/beyond/combined/shortlist.py --split calib"
+    assert run_command("card_help", "test", "shortlist5") == "python3 08-routes/beyond/combined/shortlist.py --dataset card_help"
     assert run_command("clinc150", "calib", "exampleshortlist3") == (
-        "python3 08-routes/beyond/shortlist.py --dataset clinc150 --shortlist 3 --source examples --split calib")
+        "python3 08-routes/beyond/combined/shortlist.py --dataset clinc150 --shortlist 3 --source examples --split calib")
     assert run_command("domains", "test", "linearcombined5") == (
-        "python3 08-routes/beyond/combined.py --dataset domains --source linear")
+        "python3 08-routes/beyond/combined/combined.py --dataset domains --source linear")
     assert run_command("banking77", "test", "other3").startswith("the script that writes other3 answers")

@@ -34,7 +34,6 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 import series  # puts the post folders on sys.path
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # and this beyond folder, for its own modules
 from labels import Message
 from script_exit import exit_on_bad_input
 from neighbours import K, Retriever, gold_positions, recall_at
@@ -77,17 +76,17 @@ def ranked_splits(dataset: Dataset) -> dict[str, tuple[list[Message], list[int |
     return {name: (messages, evaluate(fitted, name, messages)) for name, messages in splits.items()}
 
 
-def row(split: str, which: str, positions: list[int | None]) -> str:
+def recall_row(split: str, which: str, positions: list[int | None]) -> str:
     """One line of the table: the split, how many messages, which of them, their top-1/3/5/10 recalls."""
     return f"{split:<5} {len(positions):>8,}  {which:<12}{recalls(positions)}"
 
 
-def report(dataset: Dataset, all_train: bool) -> float:
+def print_baselines(dataset: Dataset, all_train: bool) -> float:
     """Print one dataset's table (and the all-train comparison); return its test top-1 recall."""
     ranked = ranked_splits(dataset)
     print(HEADER)
     for name, (_, found) in ranked.items():
-        print(row(name, "all", found))
+        print(recall_row(name, "all", found))
     test_messages, test_found = ranked["test"]
     if all_train:
         print("\ntest split, fitted on all of train.csv (the calibration rows are then in the fit, so no calib row)")
@@ -197,7 +196,7 @@ def main() -> int:
     if args.all_train and args.method == "linear":
         parser.error("--all-train is for the nearest neighbours (--method neighbours or both)")
     dataset = DATASETS[args.dataset]
-    beat = accuracies_to_beat(dataset, args.method, lambda: report(dataset, args.all_train),
+    beat = accuracies_to_beat(dataset, args.method, lambda: print_baselines(dataset, args.all_train),
                               lambda: linear_report(dataset))
     print(beat_line(f"{dataset.name.upper()} test", beat))
     return 0

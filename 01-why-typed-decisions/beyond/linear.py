@@ -44,12 +44,11 @@ import sys
 from array import array
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Protocol
+from typing import Iterable
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 import series  # puts the post folders on sys.path
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # and this beyond folder, for its own modules
-from neighbours import features as word_features
+from neighbours import Labelled, features as word_features
 
 C = 10.0            # inverse regularization strength, as scikit-learn's C
 EPOCHS = 5
@@ -60,13 +59,7 @@ VERSION = 1         # of the features and the fit: part of the cache key
 CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "typed-decisions" / "linear"
 
 
-class Labelled(Protocol):
-    """Anything with a text and an intent, such as labels.Message."""
-    text: str
-    intent: str
-
-
-def features(text: str) -> dict[str, int]:
+def ngram_features(text: str) -> dict[str, int]:
     """Feature -> count: word unigrams (w:), bigrams (b:) and in-word character n-grams (c:) of text."""
     counts: dict[str, int] = {}
     words = word_features(text)
@@ -97,7 +90,7 @@ class Vectorizer:
         n = 0
         for text in texts:
             n += 1
-            for feature in features(text):
+            for feature in ngram_features(text):
                 frequency[feature] = frequency.get(feature, 0) + 1
         if n == 0:
             raise ValueError("no texts to fit a vectorizer on")
@@ -108,7 +101,7 @@ class Vectorizer:
     def vector(self, text: str) -> list[tuple[int, float]]:
         """The text's (column, weight) pairs: sublinear tf x idf, unit length; [] when no feature is known."""
         pairs = [(self.columns[f], (1 + math.log(count)) * self.idf[self.columns[f]])
-                 for f, count in features(text).items() if f in self.columns]
+                 for f, count in ngram_features(text).items() if f in self.columns]
         length = math.sqrt(sum(value * value for _, value in pairs))
         return [(column, value / length) for column, value in pairs] if length else []
 
@@ -197,7 +190,7 @@ def cache_key(messages: list[Labelled], c: float, epochs: int, seed: int) -> str
     return digest.hexdigest()
 
 
-def save(model: Classifier, path: Path) -> None:
+def save_classifier(model: Classifier, path: Path) -> None:
     """The model in two files: <path>.json (vocabulary, idf, intents, bias, scale) and <path>.bin (the weights,
     float64), each written under a temporary name and moved into place."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -213,8 +206,8 @@ def save(model: Classifier, path: Path) -> None:
         partial.replace(path.with_name(path.name + suffix))
 
 
-def load(path: Path) -> Classifier:
-    """The model save() wrote at path; OSError or ValueError when the files are missing or do not fit together."""
+def load_classifier(path: Path) -> Classifier:
+    """The model save_classifier() wrote at path; OSError or ValueError when the files are missing or do not fit together."""
     header = json.loads(path.with_name(path.name + ".json").read_text())
     weights = array("d")
     with open(path.with_name(path.name + ".bin"), "rb") as handle:
@@ -234,10 +227,10 @@ def fit_classifier(messages: list[Labelled], c: float = C, epochs: int = EPOCHS,
         return train(messages, c, epochs, seed)
     path = cache / cache_key(messages, c, epochs, seed)
     try:
-        return load(path)
+        return load_classifier(path)
     except (OSError, ValueError):
         model = train(messages, c, epochs, seed)
-        save(model, path)
+        save_classifier(model, path)
         return model
 
 

@@ -40,14 +40,16 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 import series  # puts the post folders on sys.path
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # and this beyond folder, for its own modules
 from decision import ask_code
 from labels import spread
 from llama_http import Client, exit_on_server_errors
+from models import DEFAULT_MODEL
 from prompt import load_prompt
 from registry import DATASETS, dataset_named
-from server import (AMX_SERVER_BIN, DEFAULT_DATASET, DEFAULT_MODEL, SetupError, Warmed, free_port, read_stamp,
-                    start_server, stop_server, warm)
+from running_server import DEFAULT_DATASET, Warmed, stop_server, warm
+from server_build import AMX_SERVER_BIN, read_stamp
+from server_start import free_port, start_server
+from setup_steps import SetupError
 from throughput import measure, p95
 from typed_request import probe
 
@@ -65,7 +67,7 @@ def load_average() -> str:
 def timed_start(model: str, parallel: int, port: int, slots: Path, dataset: str,
                 amx_unchecked: bool = False) -> tuple[float, float, Warmed, str]:
     """Start llama-server on port with the slot folder `slots` and warm it with dataset's prompt (the AMX build,
-    unchecked, with amx_unchecked: server.start_server).
+    unchecked, with amx_unchecked: server_start.start_server).
 
     Returns (seconds to load, seconds from launch to the end of the warm-up,
     what the warm-up did, the lines server.py printed: kept out of the
@@ -140,13 +142,13 @@ def main() -> int:
         port, start_lines = own_server_starts(args)
     try:
         client = Client(f"http://127.0.0.1:{port}" if port else None)
-        return report(client, dataset, args, before, start_lines)
+        return timing_report(client, dataset, args, before, start_lines)
     finally:
         if port:
             stop_server(port)
 
 
-def report(client: Client, dataset, args, before: str, start_lines: list[str]) -> int:
+def timing_report(client: Client, dataset, args, before: str, start_lines: list[str]) -> int:
     """Measure on client's server and print every section after the start; return the exit status."""
     prompt = load_prompt(dataset.name)
     info = client.model_info()

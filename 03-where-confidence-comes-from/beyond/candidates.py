@@ -22,7 +22,6 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 import series  # puts the post folders on sys.path
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # and this beyond folder, for its own modules
 from confidence import TypedAnswer, typed_answer
 from decision import ask_code
 from llama_http import Client, exit_on_server_errors

@@ -45,9 +45,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 import series  # puts the post folders on sys.path
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # and this beyond folder, for its own modules
 from banking77 import load_labels, load_split
-from compare import percent
+from compare import share_of
 from typed_lines import read_answer
 from decision import ask_code
 from labels import Message
@@ -266,7 +265,7 @@ def why_not_parsed(text: str) -> str:
     return "with text around the object" if cut_first_object(text) else "without any {...}"
 
 
-def shown(text: str) -> str:
+def shown_text(text: str) -> str:
     """A reply as one line: its repr, cut at SHOWN_CHARS."""
     text = repr(text)
     return text if len(text) <= SHOWN_CHARS else text[:SHOWN_CHARS] + "..."
@@ -303,7 +302,7 @@ def print_table(rows: dict[str, list[JsonAnswer]], gold: list[str]) -> None:
     for way, answers in rows.items():
         row = way_row(answers, gold)
         counts = (row.parsed, row.valid, row.correct)
-        print(f"{way:<24}" + "".join(f" {count:5d} {percent(count, n)}" for count in counts)
+        print(f"{way:<24}" + "".join(f" {count:5d} {share_of(count, n)}" for count in counts)
               + f" {row.tokens:13.1f} {row.ms:12.0f}")
 
 
@@ -409,7 +408,7 @@ def main() -> int:
         print(f"JSON replies cut at the {args.max_tokens}-token limit: {cut}")
     print("\nthe first message's reply:")
     for way in (WAYS[0], WAYS[2], WAYS[3], CODE):
-        print(f"  {way:<22} {shown(rows[way][0].exchange.content)}")
+        print(f"  {way:<22} {shown_text(rows[way][0].exchange.content)}")
     piece = cut_first_object(BREAKS_THE_REGEX)
     print(f"\na reply that breaks the brace-cutting regex: {BREAKS_THE_REGEX}")
     print(f"  the regex cuts out {piece}")
@@ -421,9 +420,9 @@ def main() -> int:
           f"of the code, same {len(messages)} messages:")
     print_confidences(rows[WAYS[3]], code, gold)
     schema_valid = sum(a.intent is not None for a in rows[WAYS[3]])
-    print(f"\nJSON Schema: {percent(schema_valid, len(messages)).strip()} valid labels in "
+    print(f"\nJSON Schema: {share_of(schema_valid, len(messages)).strip()} valid labels in "
           f"{statistics.fmean(a.exchange.tokens for a in rows[WAYS[3]]):.1f} tokens per reply; the GBNF code: "
-          f"{percent(sum(a.intent is not None for a in code), len(messages)).strip()} in "
+          f"{share_of(sum(a.intent is not None for a in code), len(messages)).strip()} in "
           f"{statistics.fmean(a.exchange.tokens for a in code):.1f}")
     return 0
 

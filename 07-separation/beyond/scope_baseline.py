@@ -28,10 +28,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 import series  # puts the post folders on sys.path
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # and this beyond folder, for its own modules
-sys.path.insert(0, str(series.ROOT / "01-why-typed-decisions" / "beyond"))  # and post 01's, for its baselines
 from baseline import (HEADER, LINEAR_HEADER, LINEAR_TITLE, accuracies_to_beat, accuracy, add_method_argument, beat_line,
-                      cross_fit_note, ranked_splits, regime_fit, row)
+                      cross_fit_note, ranked_splits, recall_row, regime_fit)
 from neighbours import recall_at
 from registry import DATASETS, Dataset
 from script_exit import exit_on_bad_input
@@ -47,14 +45,14 @@ def neighbours_report(dataset: Dataset) -> float:
     for name, (messages, found) in ranked.items():
         outside = [m.intent in dataset.out_of_scope_intents for m in messages]
         inside[name] = [p for p, out in zip(found, outside) if not out]
-        print(row(name, "all", found))
-        print(row(name, "in scope", inside[name]))
-        print(row(name, "out of scope", [p for p, out in zip(found, outside) if out]))
+        print(recall_row(name, "all", found))
+        print(recall_row(name, "in scope", inside[name]))
+        print(recall_row(name, "out of scope", [p for p, out in zip(found, outside) if out]))
     print("(out of scope: top-1 is the share ranked out of scope first)")
     return recall_at(inside["test"], 1)
 
 
-def linear_report(dataset: Dataset) -> float:
+def linear_scope_report(dataset: Dataset) -> float:
     """Print post 01's logistic regression table with a column for the in-scope test messages; return the
     in-scope test accuracy with every training message."""
     from linear import REGIMES
@@ -78,7 +76,7 @@ def main() -> int:
     add_method_argument(parser)
     args = parser.parse_args()
     dataset = DATASETS[args.dataset]
-    beat = accuracies_to_beat(dataset, args.method, lambda: neighbours_report(dataset), lambda: linear_report(dataset))
+    beat = accuracies_to_beat(dataset, args.method, lambda: neighbours_report(dataset), lambda: linear_scope_report(dataset))
     print(beat_line(f"{dataset.name.upper()} in-scope test", beat))
     return 0
 

@@ -2,6 +2,7 @@
 
     python3 08-routes/beyond/variants.py 03-where-confidence-comes-from/summary.py --variant shortlist5 --split calib
     python3 08-routes/beyond/variants.py 07-separation/out_of_scope.py --variant combined5
+    python3 08-routes/beyond/variants.py 04-is-the-confidence-honest/ece.py --dataset banking77fields --field scope
 
     from variants import add_variant_argument, read_variant, reading
     loaded = read_variant("calib", None, "banking77", "combined5")   # a saved_answers.Loaded
@@ -40,7 +41,6 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 import series  # puts the post folders on sys.path
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # and this beyond folder, for its own modules
 import saved_answers
 from registry import DATASETS, SPLITS
 from saved_answers import Loaded, later_reference_folders
@@ -113,9 +113,9 @@ def run_command(dataset: str, split: str, variant: str = "", out: Path | None = 
         [f"--shortlist {k}"] if k != "5" else []) + ([f"--source {prefix}{'s' if prefix == 'example' else ''}"]
                                                     if prefix else [])
     if kind == "combined":  # from both shortlist runs, which it names if they are missing
-        return " ".join(["python3 08-routes/beyond/combined.py", *options])
+        return " ".join(["python3 08-routes/beyond/combined/combined.py", *options])
     split_option = ["--split calib"] if split == "calib" else []
-    return " ".join(["python3 08-routes/beyond/shortlist.py", *options, *split_option])
+    return " ".join(["python3 08-routes/beyond/combined/shortlist.py", *options, *split_option])
 
 
 @contextmanager
@@ -160,9 +160,15 @@ def main() -> int:
     parser.add_argument("script", type=Path, help="a post's script that reads saved answers, with its own options "
                         "after it (e.g. 03-where-confidence-comes-from/summary.py --split calib)")
     add_variant_argument(parser)
+    parser.add_argument("--field", metavar="KEY", help="a field's answers (fields/field_report.py writes them): "
+                        "the same as --variant field<KEY>")
     args, options = parser.parse_known_args()
     if not args.script.is_file():
         parser.error(f"{args.script} is not a script")
+    if args.field:
+        if args.variant:
+            parser.error("give --field or --variant, not both")
+        args.variant = variant_name(f"field{args.field}")
     known = known_variants()
     if args.variant and args.variant not in known:  # the script would only say that its file is missing
         parser.error(f"no answers of kind {args.variant!r}; the kinds of run there are: {', '.join(known) or 'none'}")

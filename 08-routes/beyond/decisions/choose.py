@@ -17,16 +17,20 @@ on calib".
 """
 from __future__ import annotations
 
+import statistics
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from decision_router import DecisionRouter, found_routers, read_decision_router
-from decisions import DECISIONS
+from decision_router import DecisionRouter, checked_file, found_routers, read_decision_router, read_lines
+from decisions import DECISIONS, Decider
 from oos_cost import PairedCost
+
+TIMED_MESSAGES = 50  # calib messages the decision without the model is timed on (what the model adds)
 
 
 @dataclass(frozen=True)
-class Candidate:
+class Found:
     """One router file found: its path and the router, or why it cannot be read (problem)."""
 
     name: str
@@ -35,19 +39,19 @@ class Candidate:
     problem: str | None = None
 
 
-def candidates(dataset: str, found: dict[str, Path] | None = None) -> list[Candidate]:
+def candidates(dataset: str, found: dict[str, Path] | None = None) -> list[Found]:
     """Every router there is for the dataset (found_routers, or `found`), read; one that cannot be read is kept
     with its problem (it is never chosen)."""
     listed = []
     for name, path in (found if found is not None else found_routers(dataset)).items():
         try:
-            listed.append(Candidate(name, path, read_decision_router(path)))
+            listed.append(Found(name, path, read_decision_router(path)))
         except (OSError, ValueError) as error:
-            listed.append(Candidate(name, path, None, str(error)))
+            listed.append(Found(name, path, None, str(error)))
     return listed
 
 
-def rank_key(candidate: Candidate) -> tuple:
+def rank_key(candidate: Found) -> tuple:
     """Higher act coverage on calib first; on a tie, no model first, then DECISIONS' order."""
     router = candidate.router
     return (-len(router.calib_acted) / router.router.calib_answers, router.decision.model,
@@ -73,11 +77,11 @@ class Choice:
     """The chosen router, the runner-up (None when it is alone), the chosen decision's twin (None when there
     is none, or no router of it), and the paired act coverage of the model's decision against its twin."""
 
-    chosen: Candidate
-    runner_up: Candidate | None
-    twin: Candidate | None
+    chosen: Found
+    runner_up: Found | None
+    twin: Found | None
     added: PairedCost | None
-    unreadable: list[Candidate]
+    unreadable: list[Found]
 
 
 def choose(dataset: str, found: dict[str, Path] | None = None) -> Choice:
@@ -166,3 +170,24 @@ def add_router_options(parser) -> None:
                             "most calib answers (decisions/choose.py)")
     which.add_argument("--router", type=Path, metavar="FILE",
                        help="this decision router file (decisions/fit_routers.py writes them)")
+
+
+def choice_speed(choice: Choice, ready, timed: int = TIMED_MESSAGES) -> tuple[float | None, float | None]:
+    """(a typed request's median ms on the calib run of the decision with the model, ms a message of the decision
+    without it timed here on `timed` calib messages) when the choice has both; else (None, None). ready: the
+    chosen router made ready (decision_router.ready_router)."""
+    if choice.twin is None:
+        return None, None
+    with_model, without = ((choice.chosen, choice.twin) if choice.chosen.router.decision.model
+                           else (choice.twin, choice.chosen))
+    model_ms = statistics.median(line.wall_ms for line in ready.calib if line.status == "ok") \
+        if with_model is choice.chosen else None
+    if model_ms is None:  # the chosen decision has no model: its twin's calib run has the same typed requests
+        model_ms = statistics.median(line.wall_ms for line in read_lines(checked_file(with_model.router, "calib")))
+    alone = Decider(without.router.decision, ready.decider.prompt, without.router.weights, ready.decider.ranking,
+                    ready.decider.out_of_scope)
+    texts = [line.text for line in ready.calib[:timed]]
+    started = time.perf_counter()
+    for text in texts:
+        alone.line(text, None)
+    return model_ms, 1000 * (time.perf_counter() - started) / len(texts)

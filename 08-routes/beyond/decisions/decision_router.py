@@ -47,7 +47,8 @@ from isotonic import fit_isotonic
 from prompt import load_prompt
 from registry import DATASETS
 from results_record import ResultsLine, parse_lines
-from router_file import ROOT, Router, repository_path, router_from, router_json, router_of, sha256_of
+from datafiles import sha256_of
+from router_file import ROOT, Router, repository_path, router_from, router_json, router_of
 from routes import ASK_TARGET, TARGET, fit_thresholds, route_of
 from safety import Safety, fit_safety, route_before_act
 from saved_answers import OWN_RESULTS, Loaded
@@ -164,7 +165,7 @@ def regression_files(dataset) -> tuple[object, Path]:
 
 
 def weights_sha256(cache_path: Path) -> str:
-    """Hex sha256 of a saved regression (linear.save's two files): of the .json's sha256 and the .bin's."""
+    """Hex sha256 of a saved regression (linear.save_classifier's two files): of the .json's sha256 and the .bin's."""
     parts = [sha256_of(cache_path.with_name(cache_path.name + suffix)) for suffix in (".json", ".bin")]
     return hashlib.sha256("".join(parts).encode()).hexdigest()
 
@@ -190,9 +191,12 @@ def fitted_ranking(dataset, source: str):
 # ---------------------------------------------------------------- the fit
 
 def offtopic_path(dataset: str, decision: Decision) -> Path:
-    """Where set_answers.py writes the off-topic answers of the decision's run variant (your own run)."""
+    """The off-topic answers of the decision's run variant: your own (set_answers.py writes them in
+    03-where-confidence-comes-from/results/) where they exist, else the committed ones (a reference folder)."""
+    from saved_answers import reference_path
     variant = decision.run_variant
-    return OWN_RESULTS / f"{dataset}-{variant + '-' if variant else ''}offtopic.jsonl"
+    name = f"{dataset}-{variant + '-' if variant else ''}offtopic.jsonl"
+    return OWN_RESULTS / name if (OWN_RESULTS / name).exists() else reference_path(name)
 
 
 def read_lines(path: Path) -> list[ResultsLine]:
@@ -275,11 +279,14 @@ def own_decision_router_path(dataset: str, decision: str) -> Path:
     return OWN_RESULTS / f"{dataset}-{decision}{SUFFIX}"
 
 
+COMMITTED = Path(__file__).resolve().parent / "routers"  # the routers fitted on the committed runs
+
+
 def found_routers(dataset: str) -> dict[str, Path]:
-    """decision name -> the router file of each decision there is for the dataset: your own (own folder) where
-    it exists, else a committed one (a post folder's reference/<model>/)."""
+    """decision name -> the router file of each decision there is for the dataset: your own (own folder, where
+    fit_routers.py writes) where it exists, else the committed one (COMMITTED)."""
     found: dict[str, Path] = {}
-    for folder in (OWN_RESULTS, *sorted(ROOT.glob("[0-9][0-9]-*/reference/*/")), *sorted(ROOT.glob("results/reference/*/"))):
+    for folder in (OWN_RESULTS, COMMITTED):
         for name in DECISIONS:
             path = folder / f"{dataset}-{name}{SUFFIX}"
             if name not in found and path.is_file():

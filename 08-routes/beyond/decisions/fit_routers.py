@@ -29,9 +29,6 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
 import series  # puts the post folders on sys.path
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # this room
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # 08-routes/beyond, for the combined decision and the gate
-sys.path.insert(0, str(series.ROOT / "01-why-typed-decisions" / "beyond"))  # post 01's baselines
 from choose import choice_lines, choose
 from decision_router import (SUFFIX, DecisionRouter, Fitted, fit_decision_router, served_route,
                              write_decision_router)

@@ -1,7 +1,7 @@
 """Messages that are not a split of the dataset: the off-topic set, and the committed hostile and ordinary sets.
 
     messages = offtopic_messages()                                  # 400 CLINC150 messages no bank is asked
-    messages = set_messages(Path("08-routes/beyond/adversarial/banking77-third.jsonl"))
+    messages = set_messages(Path("08-routes/beyond/gate/adversarial/banking77-third.jsonl"))
 
 A decision's thresholds are fitted on calib answers, which are all requests
 to the bank. A message that is not one (small talk, the weather, a plain

@@ -2,7 +2,7 @@
 
     python3 08-routes/beyond/decisions/set_answers.py --source linear          # the off-topic set, regression's shortlists
     python3 08-routes/beyond/decisions/set_answers.py --source none            # the model alone, all codes
-    python3 08-routes/beyond/decisions/set_answers.py --source linear --set 08-routes/beyond/adversarial/banking77-third.jsonl
+    python3 08-routes/beyond/decisions/set_answers.py --source linear --set 08-routes/beyond/gate/adversarial/banking77-third.jsonl
 
 Post 03's run.py and shortlist.py ask the model about the messages of a
 split; this asks it, the same way, about the messages of message_sets.py:
@@ -28,9 +28,6 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
 import series  # puts the post folders on sys.path
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # this room
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # 08-routes/beyond, for the combined decision
-sys.path.insert(0, str(series.ROOT / "01-why-typed-decisions" / "beyond"))  # post 01's baselines
 from batch import RunStopped, run_messages
 from combined import shortlist_variant
 from llama_http import exit_on_server_errors
