@@ -333,7 +333,7 @@ def test_shortlist_py_lets_the_model_choose_only_among_the_retrievers_codes(clie
 def combined_router(dataset: str, folder):
     """(the Ready router of the combined decision on the nearest neighbours' shortlists, fitted on the committed runs
     of dataset, and its file in folder)."""
-    router, _ = fit_decision_router(dataset, DECISIONS["model+neighbours"], use_offtopic=False)
+    router, _ = fit_decision_router(dataset, DECISIONS["model+neighbours"], offtopic_share=0)
     path = write_decision_router(router, folder / f"{dataset}-model+neighbours-decision-router.json")
     return ready_router(router, path), path
 

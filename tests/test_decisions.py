@@ -29,7 +29,7 @@ def fitted(tmp_path_factory):
     folder = tmp_path_factory.mktemp("routers")
     made = {}
     for name in ("model", "model+neighbours", "neighbours"):
-        router, fit = fit_decision_router("banking77", DECISIONS[name], use_offtopic=False)
+        router, fit = fit_decision_router("banking77", DECISIONS[name], offtopic_share=0)
         made[name] = (router, fit, write_decision_router(router, folder / f"banking77-{name}-decision-router.json"))
     return folder, made
 
@@ -175,12 +175,25 @@ def test_off_topic_answers_join_the_thresholds_not_the_calibration(fitted, tmp_p
     offtopic.write_text("".join(json.dumps({**r.to_json(), "id": f"off-{i}", "gold_intent": "out_of_scope",
                                             "gold_code": "I-A", "correct": False, "right_group": False}) + "\n"
                                 for i, r in enumerate(surest)))
-    before, _ = fit_decision_router("banking77", DECISIONS["model"], use_offtopic=False)
+    before, _ = fit_decision_router("banking77", DECISIONS["model"], offtopic_share=0)
     after, after_fit = fit_decision_router("banking77", DECISIONS["model"], offtopic=offtopic)
     assert after.offtopic_answers == 40 and "offtopic" in after.files and len(after_fit.offtopic) == 40
     assert after.router.isotonic == before.router.isotonic  # the calibration is the calib answers' alone
     # forty wrong answers at the top: no cut keeps 98.5% with them, or a higher one than before
     assert after.router.t_act is None or after.router.t_act >= (before.router.t_act or 0.0)
+
+
+def test_the_off_topic_answers_make_their_share_of_the_fit_by_a_sample_of_their_ids():
+    from decision_router import offtopic_count, offtopic_sample
+    # 770 calib answers: 5% off topic is 770 x 0.05 / 0.95 = 40.53 -> 41; 10% is 85.56 -> 86; never more than there are
+    assert [offtopic_count(770, 400, share) for share in (0.0, 0.05, 0.10)] == [0, 41, 86]
+    assert offtopic_count(770, 30, 0.10) == 30
+    with pytest.raises(ValueError, match="off-topic share must be in"):
+        offtopic_count(770, 400, 1.0)
+    lines = [unasked_line(str(i)) for i in range(10)]
+    lines = [replace(line, id=f"offtopic-{i}") for i, line in enumerate(lines)]
+    first = [line.id for line in offtopic_sample(lines, 4)]
+    assert first == [line.id for line in offtopic_sample(list(reversed(lines)), 4)] and len(set(first)) == 4
 
 
 def test_a_router_names_the_prompt_its_answers_were_made_with(fitted):

@@ -51,7 +51,7 @@ FAULT_PORT = 8095  # the fault test's own llama-server: never the shared 8080 or
 
 def ready_decision(name: str, folder: Path):
     """(the Ready router of a decision fitted on the committed reference runs, its file in folder)."""
-    router, _ = fit_decision_router("banking77", DECISIONS[name], use_offtopic=False)
+    router, _ = fit_decision_router("banking77", DECISIONS[name], offtopic_share=0)
     path = write_decision_router(router, folder / f"banking77-{name}-decision-router.json")
     return ready_router(router, path), path
 

@@ -2,7 +2,7 @@
 
     python3 08-routes/beyond/decisions/fit_routers.py                        # BANKING77: every decision with runs
     python3 08-routes/beyond/decisions/fit_routers.py --decision model+regression
-    python3 08-routes/beyond/decisions/fit_routers.py --no-offtopic          # thresholds on calib alone, for comparison
+    python3 08-routes/beyond/decisions/fit_routers.py --offtopic-share 0      # thresholds on calib alone, for comparison
     python3 08-routes/beyond/decisions/fit_routers.py --dataset clinc150
 
 For each decision of decisions.py whose calib run exists (your own complete
@@ -14,8 +14,9 @@ from/results/<dataset>-<decision>-decision-router.json (--out-folder for
 another folder). No server is needed: the answers are the saved runs'.
 
 One row per decision: what the served decision (thresholds, then what
-stands before act) does on calib, on the off-topic answers and, where the
-decision's test run exists, on the test split: the share acted on and its
+stands before act) does on calib, on the whole off-topic set (the sample
+that joined the fit, and the rest, held out) and, where the decision's test
+run exists, on the test split: the share acted on and its
 precision with exact 95% intervals, and the wrong acts by the kind of
 action of their intent. The closing lines are the service's choice
 (choose.py): the decision whose act coverage on calib is highest, the
@@ -30,8 +31,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
 import series  # puts the post folders on sys.path
 from choose import choice_lines, choose
-from decision_router import (SUFFIX, DecisionRouter, Fitted, fit_decision_router, served_route,
-                             write_decision_router)
+from decision_router import (OFFTOPIC_SHARE, SUFFIX, DecisionRouter, Fitted, fit_decision_router, offtopic_path,
+                             read_lines, served_route, write_decision_router)
 from decisions import DECISIONS, derived_answers
 from harm import CHANGE_TARGET, KINDS
 from intervals import clopper_pearson
@@ -60,6 +61,18 @@ def act_cells(lines: list[ResultsLine], routes: list[str], fitted: Fitted) -> tu
     return coverage, precision, "/".join(str(wrong.count(kind)) for kind in KINDS)
 
 
+def offtopic_answers(dataset: str, router: DecisionRouter) -> list[ResultsLine]:
+    """The decision's answers to the whole off-topic set (set_answers.py's file of its run variant), [] without
+    one: the answers that joined the fit and the ones held out of it."""
+    path = offtopic_path(dataset, router.decision)
+    if not path.exists():
+        return []
+    prompt = load_prompt(dataset)
+    intent_of = {code: meaning.intent for code, meaning in prompt.codes.items()}
+    return derived_answers(router.decision, read_lines(path), router.weights, intent_of,
+                           DATASETS[dataset].out_of_scope_codes())
+
+
 def test_answers(dataset: str, router: DecisionRouter) -> list[ResultsLine] | None:
     """The decision's answers to the test split (its test run's lines with the router's weights), None when the
     decision has no test run."""
@@ -81,24 +94,26 @@ def main() -> int:
     add_threshold_arguments(parser)
     parser.add_argument("--change-target", type=float, default=CHANGE_TARGET,
                         help=f"the precision on calib a change must reach to be acted on (default {CHANGE_TARGET}; harm.py)")
-    parser.add_argument("--no-offtopic", action="store_true",
-                        help="fit the thresholds on the calib answers alone, without the off-topic answers")
+    parser.add_argument("--offtopic-share", type=float, default=OFFTOPIC_SHARE, metavar="S",
+                        help=f"the share of the thresholds' fit the off-topic answers make, in [0, 1) (default "
+                             f"{OFFTOPIC_SHARE}; 0: the calib answers alone)")
     parser.add_argument("--out-folder", type=Path, metavar="DIR",
                         help="write the routers here (default: 03-where-confidence-comes-from/results/)")
     args = parser.parse_args()
     folder = args.out_folder or OWN_RESULTS
     written: dict[str, Path] = {}
     print(f"{args.dataset}: the served decision at act {100 * args.target:.1f}%, ask {100 * args.ask_target:.1f}%, "
-          f"change {100 * args.change_target:.1f}% (every fit on calib; acted: coverage and precision with exact 95% "
-          "intervals; wrong acts by kind: inform/change/irreversible)\n")
-    header = (f"{'decision':<17} {'off-topic':>9}  {'calib acted':<22} {'off-topic acted':>15}  "
+          f"change {100 * args.change_target:.1f}%, off-topic answers {100 * args.offtopic_share:.0f}% of the thresholds' "
+          "fit (in fit: how many; every fit on calib; acted: coverage and precision with exact 95% intervals; wrong "
+          "acts by kind: inform/change/irreversible)\n")
+    header = (f"{'decision':<17} {'in fit':>6}  {'calib acted':<22} {'off-topic acted':>15}  "
               f"{'test acted':<22} {'test precision':<22} {'wrong':>7}")
     print(header)
     for name in args.decision or DECISIONS:
         decision = DECISIONS[name]
         try:
             router, fitted = fit_decision_router(args.dataset, decision, target=args.target, ask_target=args.ask_target,
-                                                 change_target=args.change_target, use_offtopic=not args.no_offtopic)
+                                                 change_target=args.change_target, offtopic_share=args.offtopic_share)
         except FileNotFoundError as missing:
             if args.decision:
                 raise
@@ -108,11 +123,11 @@ def main() -> int:
         written[name] = path
         calib_routes = served_routes(fitted.calib, router, fitted)
         calib_cell = act_cells(fitted.calib, calib_routes, fitted)[0]
-        offtopic = (f"{served_routes(fitted.offtopic, router, fitted).count('act')} of {len(fitted.offtopic)}"
-                    if fitted.offtopic else "-")
+        every = offtopic_answers(args.dataset, router)  # the whole off-topic set: most of it held out of the fit
+        offtopic = f"{served_routes(every, router, fitted).count('act')} of {len(every)}" if every else "-"
         test = test_answers(args.dataset, router)
         cells = act_cells(test, served_routes(test, router, fitted), fitted) if test else ("-", "-", "-")
-        print(f"{name:<17} {router.offtopic_answers:>9}  {calib_cell:<22} {offtopic:>15}  {cells[0]:<22} "
+        print(f"{name:<17} {router.offtopic_answers:>6}  {calib_cell:<22} {offtopic:>15}  {cells[0]:<22} "
               f"{cells[1]:<22} {cells[2]:>7}")
     if not written:
         print("\nno decision has a calib run: run 03-where-confidence-comes-from/run.py --split calib first")
