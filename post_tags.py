@@ -154,17 +154,18 @@ def folder_post(folder: str) -> int | None:
 
 def module_folders(paths) -> dict[str, str]:
     """Module name -> post folder (or datasets/) of the top-level .py files among paths, and of the .py files
-    of a post folder's beyond/ (the work beyond that post: a module there belongs to the post it extends).
+    of a post folder's beyond/ and its rooms (the work beyond that post: a module there belongs to the post it
+    extends).
 
-    series.py puts exactly the post folders on sys.path; a beyond script puts
-    its own folder there. A name defined in two folders (run.py in 02 and 03)
-    maps to the earliest post.
+    series.py puts the post folders on sys.path, then the rooms beyond them
+    (beyond/ and its subfolders). A name defined in two folders (run.py in 02
+    and 03) maps to the earliest post.
     """
     folders = {}
     for path in sorted(paths, key=lambda p: (folder_post(PurePosixPath(p).parts[0]) or 0, p)):
         parts = PurePosixPath(path).parts
         if (parts[-1].endswith(".py") and folder_post(parts[0]) is not None
-                and (len(parts) == 2 or (len(parts) == 3 and parts[1] == BEYOND))):
+                and (len(parts) == 2 or (len(parts) in (3, 4) and parts[1] == BEYOND))):
             folders.setdefault(parts[-1][:-3], parts[0])
     return folders
 

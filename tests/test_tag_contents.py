@@ -134,13 +134,13 @@ def stage_of(path: str) -> Stage | None:
 
 def module_stages(paths) -> dict[str, Stage]:
     """path -> stage of the modules whose options a stage owns: the top-level .py files of the post folders
-    and datasets/, and those of a post folder's beyond/ (the modules series.py and a beyond script put on
-    sys.path; 00-setup/gb10/ and the like are not)."""
+    and datasets/, and those of a post folder's beyond/ and its rooms (the modules series.py puts on sys.path;
+    00-setup/gb10/ and the like are not)."""
     stages = {}
     for path in paths:
         parts = PurePosixPath(path).parts
         stage = stage_of(path)
-        if stage and parts[-1].endswith(".py") and (len(parts) == 2 or (len(parts) == 3 and parts[1] == BEYOND)):
+        if stage and parts[-1].endswith(".py") and (len(parts) == 2 or (len(parts) in (3, 4) and parts[1] == BEYOND)):
             stages[path] = stage
     return stages
 

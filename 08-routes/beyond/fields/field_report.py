@@ -249,6 +249,49 @@ def routes_table(dataset: str) -> list[str]:
     return rows
 
 
+def regression_table(dataset: str) -> list[str]:
+    """The model where the regression cannot follow: the decision the service serves for the base dataset
+    (decisions/choose.py: the logistic regression alone on BANKING77), without and with the model's fields
+    before act (fields_route.py), on the messages the fields runs asked: acts, right and wrong, by run."""
+    from dataclasses import replace
+    from choose import choose
+    from decision_router import read_decision_router, ready_router, served_route
+    from fields_route import fit_field_gates, route_with_fields
+    base = DATASETS[dataset].base
+    choice = choose(base)
+    router = read_decision_router(choice.chosen.path)
+    ready = ready_router(router, choice.chosen.path)
+    gates = fit_field_gates(dataset)
+    kinds = intent_kinds(dataset)
+    rows = [f"{base}'s served decision ({router.decision.name}) without and with {dataset}'s fields before act:"]
+    names = ["test-sample300-seed0", "test-sample1000-seed0", "oos-test-sample300-seed0", "offtopic", "requester-test",
+             *sorted(p.stem.removeprefix(dataset + "-") for p in OWN_RESULTS.glob(f"{dataset}-*.jsonl")
+                     if p.stem.removeprefix(dataset + "-").startswith(("harm-", "third", "outside")))]
+    for name in names:
+        lines = read_run(dataset, name)
+        if not lines:
+            continue
+        cells = []
+        for label, use_fields in (("without", False), ("with", True)):
+            acted = wrong = wrong_change = 0
+            for line in lines:
+                decided = ready.decider.line(line.text, None)
+                calibrated = ready.calibrated(decided)
+                route = served_route(decided, calibrated, router.router, ready.safety)
+                if use_fields:
+                    route, _ = route_with_fields(route, replace(decided, extra={**decided.extra,
+                                                                               "fields": line.extra.get("fields")}),
+                                                 gates, kinds)
+                if route == "act":
+                    acted += 1
+                    if decided.intent != line.gold_intent:
+                        wrong += 1
+                        wrong_change += kinds.get(decided.intent or "", "change") != "inform"
+            cells.append(f"{label}: acts {acted}, wrong {wrong} ({wrong_change} change)")
+        rows.append(f"  {name} ({len(lines)}): " + "; ".join(cells))
+    return rows
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_dataset_argument(parser, "banking77fields")
@@ -267,6 +310,7 @@ def main() -> int:
         print("\n".join(scope_table(args.dataset)))
         print("\n" + "\n".join(requester_table(args.dataset)))
         print("\n" + "\n".join(routes_table(args.dataset)))
+        print("\n" + "\n".join(regression_table(args.dataset)))
     return 0
 
 

@@ -314,6 +314,9 @@ class RoutingService:
             row |= {"route": "confirm", "question": confirmation_question(self.ready.decider.prompt.by_intent[line.intent])}
         elif route == "hand_over" and why:
             row |= {"hand_over_text": f"Handed over to a person: not acted on: {why}."}
+        elif row["hand_over_text"] and not self.decision.model:  # route.py's text names the model as the guesser
+            row["hand_over_text"] = row["hand_over_text"].replace(
+                "the model's best guess is", f"the best guess of the {self.decision.name} decision is")
         return row | {"decision": self.decision.name, "before_act": why}
 
     def route_batch(self, messages: list[str]) -> list[dict]:

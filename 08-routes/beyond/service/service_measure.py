@@ -61,9 +61,10 @@ def call(port: int, method: str, path: str, body: dict | None = None, timeout_s:
         conn.close()
 
 
-def out_path(folder: Path, dataset: str, decision: str, what: str) -> Path:
-    """<folder>/<dataset>-service-<decision>-<what>.jsonl (what: test-sample<N>-seed<S>, or a set's name)"""
-    return folder / f"{dataset}-service-{decision}-{what}.jsonl"
+def out_path(folder: Path, dataset: str, decision: str, router_sha256: str, what: str) -> Path:
+    """<folder>/<dataset>-service-<decision>-<router sha256, 8 digits>-<what>.jsonl (what: test-sample<N>-seed<S>,
+    or a set's name): two services of one decision with other routers write apart."""
+    return folder / f"{dataset}-service-{decision}-{router_sha256[:8]}-{what}.jsonl"
 
 
 def done_ids(path: Path) -> set[str]:
@@ -129,7 +130,7 @@ def main() -> int:
     else:
         messages, what = seeded_sample(dataset.load_split("test"), args.sample, args.seed), \
             f"test-sample{args.sample}-seed{args.seed}"
-    decisions = {}
+    decisions, routers = {}, {}
     for port in args.services:
         try:
             status, summary = call(port, "GET", "/router", timeout_s=10)
@@ -139,7 +140,8 @@ def main() -> int:
         if summary.get("dataset") != args.dataset:
             raise ValueError(f"the service on port {port} routes {summary.get('dataset')}, not {args.dataset}")
         decisions[port] = summary["decision"]["name"]
-    paths = {port: out_path(args.out_folder, args.dataset, decisions[port], what) for port in args.services}
+        routers[port] = summary["router_sha256"]
+    paths = {port: out_path(args.out_folder, args.dataset, decisions[port], routers[port], what) for port in args.services}
     done = {port: done_ids(path) for port, path in paths.items()}
     todo = [m for m in messages if any(m.id not in done[port] for port in args.services)]
     load_start = os.getloadavg()
@@ -171,7 +173,8 @@ def main() -> int:
     for port in args.services:
         rows = [json.loads(line) for line in paths[port].read_text().splitlines() if line.strip()]
         rows = [row for row in rows if row["id"] in wanted]
-        print("\n" + "\n".join(service_report(args.dataset, decisions[port], rows, kinds, dataset.out_of_scope_intents)))
+        print("\n" + "\n".join(service_report(args.dataset, f"{decisions[port]} (router {routers[port][:8]})", rows, kinds,
+                                               dataset.out_of_scope_intents, every_act=bool(args.set))))
         print(f"  routes: {paths[port]}")
     return 0
 
