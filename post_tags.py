@@ -79,6 +79,8 @@ POST_FOLDER = re.compile(r"(\d\d)-[A-Za-z0-9._-]+")
 DATASETS = "datasets"
 # A post folder's subfolder of the work that goes beyond the post (its scripts put it on sys.path themselves).
 BEYOND = "beyond"
+# 00-setup's folder of the toolbox every script uses (series.TOOLBOX): its modules are post 00's.
+TOOLBOX = "toolbox"
 # The files of datasets/ that make and read a task of your own: beyond the series, its walk-through follows post 08.
 OWN_TASK_FILES, OWN_TASK_POST = re.compile(r"(make_)?task\.py|your-task.*"), 8
 
@@ -165,7 +167,7 @@ def module_folders(paths) -> dict[str, str]:
     for path in sorted(paths, key=lambda p: (folder_post(PurePosixPath(p).parts[0]) or 0, p)):
         parts = PurePosixPath(path).parts
         if (parts[-1].endswith(".py") and folder_post(parts[0]) is not None
-                and (len(parts) == 2 or (len(parts) in (3, 4) and parts[1] == BEYOND))):
+                and (len(parts) == 2 or (len(parts) in (3, 4) and parts[1] in (BEYOND, TOOLBOX)))):
             folders.setdefault(parts[-1][:-3], parts[0])
     return folders
 

@@ -11,7 +11,9 @@ exception), the number being how many folders up the repository root is
     sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
     import series  # puts the post folders on sys.path
 
-The work beyond a post lives in its beyond/ folder, one room (a subfolder)
+00-setup/toolbox/ is a folder of the path too: the modules every folder's
+scripts use that are neither data nor a post's idea (script_exit.py,
+logprob_format.py). The work beyond a post lives in its beyond/ folder, one room (a subfolder)
 per idea; every folder there that holds Python modules goes on the path
 too, after the post folders (ROOMS), so a room imports its own modules, the
 posts' and a sibling room's public functions by name alike. A post's own
@@ -29,9 +31,12 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent
+# The toolbox every folder's scripts use and that is neither data nor a post's idea (how a script exits on bad
+# input, what a reply's logprobs look like), named as such, inside the setup floor.
+TOOLBOX = ROOT / "00-setup" / "toolbox"
 FOLDERS = sorted(
-    path for path in ROOT.iterdir()
-    if path.is_dir() and (path.name[:2].isdigit() or path.name == "datasets")
+    [path for path in ROOT.iterdir() if path.is_dir() and (path.name[:2].isdigit() or path.name == "datasets")]
+    + [TOOLBOX]
 )
 # beyond/ of each post and its rooms: the folders under it that hold a Python module
 ROOMS = sorted({path.parent for folder in FOLDERS for path in folder.glob("beyond/**/*.py")})

@@ -14,7 +14,7 @@ same everywhere:
   have been working on the request; it was not sent again.
 - ConnectionLost: the connection broke after the request was sent. It is not
   sent again either: the server may have started on it.
-- ServerUnfit (defined in datasets/logprob_format.py, which reads a reply
+- ServerUnfit (defined in 00-setup/toolbox/logprob_format.py, which reads a reply
   with no server): the server answers, but cannot give typed decisions with a
   confidence (found by the probe of typed_request.py, or in a reply).
 
@@ -355,7 +355,7 @@ def exit_on_server_errors(main, also: tuple[type[Exception], ...] = ()) -> int:
     ValueError (bad input), OSError (a missing file, a dataset that cannot be
     downloaded) and the exception types in `also` -> exit 2.
     KeyboardInterrupt -> exit 130, after what was finished has been kept.
-    The rule is datasets/script_exit.py's, which scripts that need no server use.
+    The rule is 00-setup/toolbox/script_exit.py's, which scripts that need no server use.
     """
     return exit_on_bad_input(main, also=(ServerUnreachable, ServerLoading, ServerTimeout, ConnectionLost, ServerError,
                                          ServerUnfit, *also))

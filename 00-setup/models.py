@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from setup_steps import CACHE, Progress, SetupError, download_checked, run, say
-from slot_cache import sha256_of
+from datafiles import sha256_of
 
 MODELS = CACHE / "models"
 

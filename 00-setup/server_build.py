@@ -30,7 +30,7 @@ import time
 from pathlib import Path, PurePosixPath
 
 from setup_steps import CACHE, Progress, SetupError, download_checked, run, say
-from slot_cache import sha256_of
+from datafiles import sha256_of
 
 # llama-cpp-python 0.3.36 vendors llama.cpp build 11312, commit 0c1e57098 (its CHANGELOG).
 LLAMA_CPP_PYTHON = "0.3.36"

@@ -31,7 +31,7 @@ The API is llama.cpp's tools/server/README.md; the logprobs format is
 OpenAI's (choices[0].logprobs.content[i].top_logprobs[j]: token, logprob,
 bytes), plus llama-server's token "id". The rules a reply's logprobs must
 pass (logprob_steps, logprob_value, LOGPROB_FLOOR) live in
-datasets/logprob_format.py, so post 03 reads a confidence by them with no
+00-setup/toolbox/logprob_format.py, so post 03 reads a confidence by them with no
 server; the probe checks a server against the same ones.
 """
 from __future__ import annotations

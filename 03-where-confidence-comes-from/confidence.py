@@ -25,7 +25,7 @@ too (then the confidence is 0: nothing to renormalize). Finally
     confidence = P(group) x P(intent | group).
 
 What the server sends is checked as it is read, with the format rules of
-datasets/logprob_format.py (the probe of 00-setup/typed_request.py checks a
+00-setup/toolbox/logprob_format.py (the probe of 00-setup/typed_request.py checks a
 server by the same rules; this module needs no server): a logprob that is null, -inf or at or below -1e30
 (llama-server's probability 0) counts as 0 and is counted in Step.flagged; a
 logprob above 0 or NaN raises ServerUnfit; a step with fewer candidates than

@@ -17,7 +17,7 @@ answers) are kept apart: every script reports them as their own count and
 leaves them out of every figure. The options that name the file (--split,
 --results, --dataset) are defined here once (add_results_arguments); a later
 post that reads more than one split adds its own options in its own folder.
-Every reader ends through datasets/script_exit.py's exit_on_bad_input, so a
+Every reader ends through 00-setup/toolbox/script_exit.py's exit_on_bad_input, so a
 reader's mistake is one line.
 """
 from __future__ import annotations

@@ -50,7 +50,7 @@ ACROSS = 10  # confusions across groups shown
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def read_labels(path: Path) -> LabelSet:
+def read_label_set(path: Path) -> LabelSet:
     """banking77.load_labels(path), with a file that is not JSON named in the error (ValueError)."""
     try:
         return load_labels(path)
@@ -124,7 +124,7 @@ def shown(path: Path) -> str:
     return str(full.relative_to(ROOT)) if full.is_relative_to(ROOT) else str(path)
 
 
-def percent(part: int, whole: int) -> str:
+def of_total(part: int, whole: int) -> str:
     """part / whole as ``12.3%`` (``-`` when whole is 0)."""
     return f"{100 * part / whole:.1f}%" if whole else "-"
 
@@ -141,7 +141,7 @@ def print_groups(labels: LabelSet, confused: Counter, top: int) -> None:
         mine = Counter({pair: n for pair, n in confused.items() if groups[pair[0]] == group.letter})
         total = sum(mine.values())
         print(f"{group.letter} {group.name}: {in_group(mine, groups):,} of {total:,} confusions "
-              f"in the group ({percent(in_group(mine, groups), total)})")
+              f"in the group ({of_total(in_group(mine, groups), total)})")
         print(f"  {'intent':<{width}} {'wrong':>5}  ranked first instead")
         for intent in group.intents:
             counts = by_intent.get(intent.name, Counter())
@@ -171,7 +171,7 @@ def print_comparison(labels: LabelSet, other: LabelSet, names: tuple[str, str], 
     print(f"{'grouping':<{width}} {'groups':>6} {'in group':>8} {'of':>6} {'share':>6} {'by chance':>9}")
     for name, grouping in zip(names, (labels, other)):
         kept = in_group(confused, group_of(grouping))
-        print(f"{name:<{width}} {len(grouping.groups):>6} {kept:>8,} {total:>6,} {percent(kept, total):>6} "
+        print(f"{name:<{width}} {len(grouping.groups):>6} {kept:>8,} {total:>6,} {of_total(kept, total):>6} "
               f"{100 * by_chance(grouping):>8.1f}%")
     rows = moved(labels, other)
     if not rows:
@@ -371,13 +371,13 @@ def main() -> int:
     dataset = dataset_named(args.dataset)
     if args.dataset == "banking77":
         path = args.labels or LABELS_FILE
-        labels = read_labels(path)
+        labels = read_label_set(path)
         fitted, what = fit_messages(labels), (f"BANKING77 training messages (train.csv minus the "
                                               f"{len(labels.calibration_rows)} calibration rows of {shown(path)})")
     else:
         path, labels, fitted = dataset.label_file, dataset.load_labels(), dataset.fit_messages()
         what = f"fit messages of {args.dataset} (its labelled messages minus the calibration and test splits)"
-    other = (read_labels(args.compare) if args.dataset == "banking77" else read_other(args.compare, labels, path)
+    other = (read_label_set(args.compare) if args.dataset == "banking77" else read_other(args.compare, labels, path)
              ) if args.compare else None
     start = time.perf_counter()
     retriever = Retriever.fit(fitted)
@@ -386,8 +386,8 @@ def main() -> int:
     n = len(retriever.texts)
     wrong = sum(confused.values())
     print(f"leave-one-out over {n:,} {what}, k = {K}, {seconds:.1f} s")
-    print(f"own intent first: {n - wrong - alone:,} ({percent(n - wrong - alone, n)}); "
-          f"confusions: {wrong:,} ({percent(wrong, n)}); no neighbour: {alone}\n")
+    print(f"own intent first: {n - wrong - alone:,} ({of_total(n - wrong - alone, n)}); "
+          f"confusions: {wrong:,} ({of_total(wrong, n)}); no neighbour: {alone}\n")
     print_groups(labels, confused, args.top)
     print_across(labels, confused, ACROSS)
     print()
@@ -397,7 +397,7 @@ def main() -> int:
     print()
     if other is None:
         kept = in_group(confused, group_of(labels))
-        print(f"confusions kept inside a group: {kept:,} of {wrong:,} = {percent(kept, wrong)} "
+        print(f"confusions kept inside a group: {kept:,} of {wrong:,} = {of_total(kept, wrong)} "
               f"(by chance, with groups of these sizes: {100 * by_chance(labels):.1f}%)")
         return 0
     print_comparison(labels, other, (shown(path), shown(args.compare)), confused)

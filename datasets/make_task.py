@@ -93,7 +93,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import series  # puts the post folders and the rooms beyond them on sys.path
-from check_groups import group_name, propose_groups, unlike_labels, unlike_warnings
+from check_groups import group_name, propose_groups, shown, unlike_labels, unlike_warnings
 from guarantee import DELTA, minimum_answers
 from harm import CHANGE_TARGET
 from labels import LETTERS, Group, Intent, LabelSet, Message, printable
@@ -101,12 +101,12 @@ from linear import example_messages, fit_classifier
 from make_banking77 import fits_in_prompt, normalise, to_json
 from neighbours import Retriever, gold_positions
 from prompt import build_prompt
-from registry import DATASETS, HERE, tasks_dir
+from registry import DATASETS, tasks_dir
 from routes import TARGET
 from saved_answers import OWN_RESULTS
 from script_exit import exit_on_bad_input
 from task import (ACTION_KINDS, MESSAGES, SAFE_ACTION, TEST, Baseline, baselines_block, baselines_table,
-                  changed_task, check_kind_options, label_kinds, linear_sample, marks, parse_share, read_csv,
+                  changed_task, check_kind_options, label_kinds, linear_sample, mark_string, parse_share, read_csv,
                   read_messages, round_robin, spread_in)
 
 EXAMPLES = 5          # per label in the prompt, as the series does
@@ -188,7 +188,7 @@ def own_name_prefix(name: str, description: str) -> str:
     return found.group(0) if found else ""
 
 
-def read_labels(path: Path) -> list[LabelRow]:
+def read_label_rows(path: Path) -> list[LabelRow]:
     """The rows of a labels file (label,description[,group][,kind]); ValueError for a duplicate label, a name the
     prompt cannot hold, an empty or multi-line description, (with a group column) an empty group, or (with a kind
     column) a kind that is not one of task.ACTION_KINDS (without it, LabelRow.kind is "": label_kinds decides). A description
@@ -290,7 +290,7 @@ def certified_line(calibration: int, in_scope: int) -> str:
     return line + f"so it can never act on this task: make it again with --calib {more} or more (add messages if need be)"
 
 
-def closing_line(closing: str, labels: LabelSet, out_of_scope: str | None) -> tuple[str, str | None]:
+def prompt_closing(closing: str, labels: LabelSet, out_of_scope: str | None) -> tuple[str, str | None]:
     """(the prompt's last line, the code it names or None) for --closing: "none" asks for the code alone;
     "example" names the middle code of the labels that are not out of scope (a code named in the prompt's last
     line gets extra weight from the model, so neither the first one, which the list shows first, nor the
@@ -315,7 +315,7 @@ def measure_baselines(fit: list[Message], examples: list[Message], splits: dict[
     splits = {name: messages for name, messages in splits.items() if messages}
     retriever = Retriever.fit(fit)
     result = [Baseline("neighbours", len(fit),
-                       {name: marks(position == 1 for position in gold_positions(retriever, messages))
+                       {name: mark_string(position == 1 for position in gold_positions(retriever, messages))
                         for name, messages in splits.items()})]
     sample = linear_sample(fit, seed)
     for key, messages in (("linear_examples", examples), ("linear_fit", sample)):
@@ -326,7 +326,7 @@ def measure_baselines(fit: list[Message], examples: list[Message], splits: dict[
             say(f"fitting the logistic regression on {len(messages):,} messages of {labels} labels ...")
         model = fit_classifier(messages, seed=seed, cache=None)
         result.append(Baseline(key, len(messages), {
-            split: marks(model.predict(m.text) == m.intent for m in listed) for split, listed in splits.items()}))
+            split: mark_string(model.predict(m.text) == m.intent for m in listed) for split, listed in splits.items()}))
     return result
 
 
@@ -367,7 +367,7 @@ def make_task(name: str, labels_path: Path, messages_path: Path, test_path: Path
     if share is not None and out_of_scope is None:
         raise ValueError(f"--out-of-scope-share {out_of_scope_share} needs --out-of-scope LABEL: the label whose "
                          f"share it is")
-    labels = read_labels(labels_path)
+    labels = read_label_rows(labels_path)
     check_kind_options(labels, kind, kinds_from, accept_kinds)
     if len(labels) > len(LETTERS) ** 2:
         raise ValueError(f"{len(labels)} labels do not fit the codes: at most {len(LETTERS)} groups of at most "
@@ -483,7 +483,7 @@ def make_task(name: str, labels_path: Path, messages_path: Path, test_path: Path
 
     oos = [intent for intent in label_set.intents if intent.name == out_of_scope]
     none = f"; a message that fits none of them gets {oos[0].code} ({out_of_scope})" if oos else ""
-    last_line, example_code = closing_line(closing, label_set, out_of_scope)
+    last_line, example_code = prompt_closing(closing, label_set, out_of_scope)
     text = instructions or INSTRUCTIONS.format(none=none, example=f", for example {example_code}" if example_code else "")
     prompt = build_prompt(label_set, EXAMPLES, True, text, last_line)
     held_out = in_calibration | set(test_rows)
@@ -528,14 +528,6 @@ def write_task(made: Made, folder: Path) -> None:
             path.write_bytes(content)
     if TEST not in made.files and (folder / TEST).exists():
         (folder / TEST).unlink()
-
-
-def shown(path: Path) -> str:
-    """path relative to the repository when it is inside it."""
-    try:
-        return str(path.resolve().relative_to(HERE.parent))
-    except ValueError:
-        return str(path)
 
 
 def summary(made: Made) -> list[str]:

@@ -7,7 +7,7 @@
 A dataset is a loader module in this folder and its label file beside it
 (banking77.py and banking77.json): every such pair is one, so adding a
 dataset takes those two files and nothing here (a label file that extends
-another, "extends", needs no module: task.py's ExtendingLoader reads it). A script that takes
+another, "extends", needs no module: ExtendingLoader, below, reads it). A script that takes
 --dataset adds it with add_dataset_argument, which lists DATASETS (and
 hides the option from --help while there is only one). Nothing
 is imported until it is needed: a script that only reads results files
@@ -41,6 +41,8 @@ import os
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+
+from labels import LabelSet, Message, read_label_file
 
 HERE = Path(__file__).resolve().parent
 SPLITS = ("calib", "test")
@@ -94,7 +96,7 @@ class Dataset:
         if self.is_task:
             return importlib.import_module("task").TaskLoader(self.label_file)
         if importlib.util.find_spec(self.name) is None:  # a label file that extends another needs no module
-            return importlib.import_module("task").ExtendingLoader(self.label_file)
+            return ExtendingLoader(self.label_file)
         return importlib.import_module(self.name)
 
     def load_split(self, split: str) -> list:
@@ -159,6 +161,49 @@ class Dataset:
         except FileNotFoundError as error:
             raise FileNotFoundError(f"{error.filename} is missing; write it with: python3 "
                                     f"02-forcing-a-valid-answer/prompt.py {self.name} --save") from None
+
+
+class ExtendingLoader:
+    """The loader of a label file that extends a dataset of the series ("extends": its name; banking77oos): that
+    dataset's messages, splits, calibration rows and groups, then the file's own groups, and the prompt's opening
+    paragraph from the file's "instructions". No loader module is needed for it. label_file: its <name>.json."""
+
+    def __init__(self, label_file: Path):
+        self.label_file = Path(label_file)
+        self.data = json.loads(self.label_file.read_text(encoding="utf-8"))
+
+    def base(self) -> Dataset:
+        """The registry's Dataset that the label file extends."""
+        return dataset_named(self.data["extends"])
+
+    @property
+    def PROMPT_INSTRUCTIONS(self) -> str:  # noqa: N802 (a loader module's constant)
+        """The prompt's opening paragraph, from the label file."""
+        return self.data["instructions"]
+
+    def load_labels(self, path: Path | None = None) -> LabelSet:
+        """The base's label set with the groups of the label file (default: this one) after its own.
+
+        Raises ValueError when the file's structure is wrong (labels.read_label_file)
+        or when it reuses a group letter or an intent name of the base.
+        """
+        path = Path(path or self.label_file)
+        own_count = sum(len(group["intents"]) for group in json.loads(path.read_text(encoding="utf-8"))["groups"])
+        base, own = self.base().load_labels(), read_label_file(path, own_count, self.data["dataset"])
+        letters = {group.letter for group in base.groups} & {group.letter for group in own.groups}
+        names = set(base.by_intent) & set(own.by_intent)
+        if letters or names:
+            raise ValueError(f"{path}: reuses {self.data['extends'].upper()}'s "
+                             f"{'group letters' if letters else 'intent names'} {sorted(letters or names)}")
+        return LabelSet(base.groups + own.groups, base.calibration_rows)
+
+    def load_split(self, split: str) -> list[Message]:
+        """The base's split of that name: the messages and calibration rows are the same."""
+        return self.base().load_split(split)
+
+    def fit_messages(self) -> list[Message]:
+        """The base's training messages minus its calibration rows."""
+        return self.base().fit_messages()
 
 
 @cache

@@ -117,7 +117,7 @@ class TaskLoader:
     def baseline_note_of_run(self, split: str, lines: list) -> str | None:
         """The module's baseline_note_of_run for this task: the loader's hook, so that post 03's run.py (which
         cannot import this later file) reaches it through the registry's loader. lines: ResultsLine of post 03."""
-        return baseline_note_of_run(self.label_file.stem, split, lines)
+        return baseline_note_of_run(self, split, lines)
 
     def load_labels(self) -> LabelSet:
         """The task's label set (labels.read_label_file: the structure is checked). ValueError naming a problem."""
@@ -191,20 +191,20 @@ def paired(key: str, model: dict[str, bool], baseline: dict[str, bool]) -> Paire
                   sum(model[i] and not baseline[i] for i in ids), sum(baseline[i] and not model[i] for i in ids))
 
 
-def baseline_marks(dataset, split: str) -> dict[str, dict[str, bool]] | None:
+def baseline_marks(task: TaskLoader, split: str) -> dict[str, dict[str, bool]] | None:
     """Baseline key -> (message id -> right) on a task's split, from the marks make_task.py stored in the label
     file ("baselines", "right": a character per message of the split, in its order, "1" right); None when the
     file has none for this split (a task made before make_task.py stored them) or they do not fit the split."""
-    stored = dataset.header.get("baselines", {}).get("right", {}).get(split)
+    stored = task.data.get("baselines", {}).get("right", {}).get(split)
     if not stored:
         return None
-    ids = [message.id for message in dataset.load_split(split)]
+    ids = [message.id for message in task.load_split(split)]
     if any(len(marks) != len(ids) for marks in stored.values()):
         return None
     return {key: {i: mark == "1" for i, mark in zip(ids, marks)} for key, marks in stored.items()}
 
 
-def baseline_note(dataset_name: str, split: str, answers: dict[str, bool]) -> str | None:
+def baseline_note(task: TaskLoader, split: str, answers: dict[str, bool]) -> str | None:
     """One line comparing the model with the stronger baseline make_task.py stored, on the same messages.
 
     answers: message id -> whether the model's answer to it was right, for
@@ -215,22 +215,19 @@ def baseline_note(dataset_name: str, split: str, answers: dict[str, bool]) -> st
     a tie goes to the higher accuracy on the whole split), and the line gives
     both accuracies, the model's minus the baseline's with its paired 95%
     interval (Paired.interval) and the discordant counts. When the baseline
-    is ahead it says where to read what to do. Returns None for a dataset of
-    the series (banking77, clinc150...: their baselines are post 01's
-    beyond/baseline.py), for a task made before make_task.py stored
+    is ahead it says where to read what to do. task: the task's loader (the
+    registry gives a dataset of the series another loader, so only a task
+    has this note). Returns None for a task made before make_task.py stored
     baselines, a split it has no figure for, or no answer of the split; for a
     task made before it stored per-message marks, a line that says how to
-    get them. Raises ValueError for an unknown dataset.
+    get them.
     """
-    from registry import dataset_named
-    dataset = dataset_named(dataset_name)
-    if not dataset.is_task:
-        return None
-    block = dataset.header.get("baselines", {})
+    dataset_name = task.data["dataset"]
+    block = task.data.get("baselines", {})
     figures = {name: value for name, value in block.get(split, {}).items() if value is not None}
     if not figures or not answers:
         return None
-    marks = baseline_marks(dataset, split)
+    marks = baseline_marks(task, split)
     if marks is None:
         return (f"the baselines make_task.py stored for {dataset_name} have no per-message marks (made before it "
                 f"stored them), so the model cannot be compared with them on the same messages: make the task "
@@ -240,7 +237,7 @@ def baseline_note(dataset_name: str, split: str, answers: dict[str, bool]) -> st
         return None
     best = max(compared, key=lambda p: (p.baseline_right, figures.get(p.key, 0.0), p.key))
     low, high = best.interval()
-    size = dataset.header.get("splits", {}).get(split)
+    size = task.data.get("splits", {}).get(split)
     over = (f"the {best.n} messages answered" + (f" of the split's {size:,}" if size and best.n != size else "")
             + (f" ({len(answers) - best.n} answers not in the split left out)" if len(answers) > best.n else ""))
     line = (f"the stronger baseline on {over}: {BASELINE_NAMES.get(best.key, best.key)} "
@@ -251,56 +248,12 @@ def baseline_note(dataset_name: str, split: str, answers: dict[str, bool]) -> st
     return line + (f": see {WHEN_THE_MODEL_LOSES}" if best.baseline_right > best.model_right else "")
 
 
-def baseline_note_of_run(dataset_name: str, split: str, lines: list) -> str | None:
+def baseline_note_of_run(task: TaskLoader, split: str, lines: list) -> str | None:
     """baseline_note for a run's lines (ResultsLine of post 03): its answers (status ok, invalid or too_long;
     failed requests left out, as every figure leaves them out), each right or not, by message id. None as
     baseline_note, and for a run with no answer."""
     answers = {line.id: bool(line.correct) for line in lines if line.is_answer}
-    return baseline_note(dataset_name, split, answers) if answers else None
-
-
-class ExtendingLoader:
-    """The loader of a label file that extends a dataset of the series ("extends": its name; banking77oos): that
-    dataset's messages, splits, calibration rows and groups, then the file's own groups, and the prompt's opening
-    paragraph from the file's "instructions". No loader module is needed for it. label_file: its <name>.json."""
-
-    def __init__(self, label_file: Path):
-        self.label_file = Path(label_file)
-        self.data = json.loads(self.label_file.read_text(encoding="utf-8"))
-
-    def base(self):
-        """The registry's Dataset that the label file extends."""
-        from registry import dataset_named
-        return dataset_named(self.data["extends"])
-
-    @property
-    def PROMPT_INSTRUCTIONS(self) -> str:  # noqa: N802 (a loader module's constant)
-        """The prompt's opening paragraph, from the label file."""
-        return self.data["instructions"]
-
-    def load_labels(self, path: Path | None = None) -> LabelSet:
-        """The base's label set with the groups of the label file (default: this one) after its own.
-
-        Raises ValueError when the file's structure is wrong (labels.read_label_file)
-        or when it reuses a group letter or an intent name of the base.
-        """
-        path = Path(path or self.label_file)
-        own_count = sum(len(group["intents"]) for group in json.loads(path.read_text(encoding="utf-8"))["groups"])
-        base, own = self.base().load_labels(), read_label_file(path, own_count, self.data["dataset"])
-        letters = {group.letter for group in base.groups} & {group.letter for group in own.groups}
-        names = set(base.by_intent) & set(own.by_intent)
-        if letters or names:
-            raise ValueError(f"{path}: reuses {self.data['extends'].upper()}'s "
-                             f"{'group letters' if letters else 'intent names'} {sorted(letters or names)}")
-        return LabelSet(base.groups + own.groups, base.calibration_rows)
-
-    def load_split(self, split: str) -> list[Message]:
-        """The base's split of that name: the messages and calibration rows are the same."""
-        return self.base().load_split(split)
-
-    def fit_messages(self) -> list[Message]:
-        """The base's training messages minus its calibration rows."""
-        return self.base().fit_messages()
+    return baseline_note(task, split, answers) if answers else None
 
 
 # ---------------------------------------------------------------- making a task: kinds, the calibration split
@@ -447,7 +400,7 @@ class Baseline:
         return {split: marks.count("1") / len(marks) for split, marks in self.right.items()}
 
 
-def marks(hits) -> str:
+def mark_string(hits) -> str:
     """A sequence of right (True) and wrong (False) as the label file keeps it: "1" and "0" in order."""
     return "".join("1" if hit else "0" for hit in hits)
 

@@ -90,8 +90,9 @@ def talks_to_server(script: Path, modules: list[str]) -> bool:
 
 
 def setup_modules(modules: list[str]) -> list[str]:
-    """The modules of 00-setup among `modules`."""
-    return [m for m in modules if m.startswith(SETUP + "/")]
+    """The modules of 00-setup among `modules`, its toolbox/ left out (the toolbox every script uses, not the
+    HTTP client's floor)."""
+    return [m for m in modules if m.startswith(SETUP + "/") and not m.startswith(SETUP + "/toolbox/")]
 
 
 def main() -> int:

@@ -9,6 +9,7 @@ import pytest
 import running_server
 import server_build
 import server_start
+import datafiles
 import slot_cache
 from llama_http import Client
 from server_build import AMX_PATCH, PatchMisfit, apply_patch, patch_target
@@ -124,7 +125,7 @@ def test_the_amx_build_stamp_records_the_patch_and_amx_on_and_leaves_the_amx_off
     assert cache[0][2] == str(tree.parent / f"llama.cpp-b{server_build.LLAMA_CPP_BUILD}-amx")  # cmake -S: the patched copy
     stamp = server_build.read_stamp(server_build.AMX_SERVER_BIN)
     assert stamp["amx"] is True and stamp["amx_instructions"] == 1 and stamp["answered"] is None
-    assert stamp["patch"] == {"name": "amx-tile-config.patch", "sha256": slot_cache.sha256_of(AMX_PATCH)}
+    assert stamp["patch"] == {"name": "amx-tile-config.patch", "sha256": datafiles.sha256_of(AMX_PATCH)}
     assert stamp["options"]["LLAMA_BUILD_COMMIT"] == server_build.LLAMA_CPP_COMMIT + "+amx-tile-config"
     assert "CMAKE_CXX_FLAGS" not in stamp["options"]
     assert server_build.build_server(amx=True) == server_build.AMX_SERVER_BIN and len(cache) == 2  # reused, not rebuilt
@@ -140,7 +141,7 @@ def test_another_patch_rebuilds_the_amx_binary(cache, monkeypatch):
     options = server_build.build_options(amx=True)
     other = {"name": "amx-tile-config.patch", "sha256": "0" * 64}
     assert server_build.why_rebuild(server_build.AMX_SERVER_BIN, options, other) == (
-        f"the cached {server_build.AMX_SERVER_BIN.name} was built with another patch ({slot_cache.sha256_of(AMX_PATCH)})")
+        f"the cached {server_build.AMX_SERVER_BIN.name} was built with another patch ({datafiles.sha256_of(AMX_PATCH)})")
 
 
 def test_a_source_the_patch_does_not_fit_builds_with_amx_off_in_one_line_and_the_stamp_says_so(cache, monkeypatch, capsys):

@@ -9,7 +9,7 @@ from grammar_codes import grammar_codes
 from labels import read_label_file
 from prompt import load_prompt
 from registry import DATASETS, HERE
-from task import ExtendingLoader
+from registry import ExtendingLoader
 
 LABELS_FILE = HERE / "banking77oos.json"
 banking77oos = DATASETS["banking77oos"].loader()

@@ -145,3 +145,29 @@ def test_no_folder_under_08_routes_holds_more_than_15_files():
                and (n := sum(1 for p in folder.iterdir() if p.name != "__pycache__")) > FOLDER_FILES]
     assert crowded == []
     assert not (ROOT / "08-routes" / "beyond" / "route_fitted.py").exists()
+
+
+# ---------------------------------------------------------------- one meaning per name
+
+# Top-level names defined in more than one module on purpose, each with the one meaning they share:
+SAME_MEANING = {
+    "main": "every script's entry point",
+    # the loader interface a dataset's module provides (registry.py's docstring): the same function for each dataset
+    "check_labels": "a loader's check of its label file", "fit_messages": "a loader's training messages",
+    "load_labels": "a loader's label set", "load_rows": "a loader's data rows", "load_split": "a loader's split",
+    # variants.py swaps these into post 03's reader inside reading(variant): the same function for a variant's files
+    "default_results": "the results file a reader reads", "own_results_path": "where a reader's own run goes",
+    "run_command": "the command that writes a results file",
+}
+
+
+def test_no_name_is_defined_in_two_modules_with_different_meanings():
+    defined: dict[str, list[str]] = {}
+    for path in tracked("**/*.py"):
+        if "tests" in path.relative_to(ROOT).parts:
+            continue
+        for node in ast.parse(path.read_text(encoding="utf-8"), str(path)).body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                defined.setdefault(node.name, []).append(str(path.relative_to(ROOT)))
+    twice = {name: paths for name, paths in defined.items() if len(paths) > 1 and name not in SAME_MEANING}
+    assert twice == {}, "rename one, or add the name to SAME_MEANING with the meaning both share"

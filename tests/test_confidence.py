@@ -257,5 +257,6 @@ def test_confidence_py_reads_a_reply_with_no_http_code():
     # interpreter that runs `import series; import confidence`
     modules = import_modules("confidence")
     assert setup_modules(modules) == []
-    assert modules == ["02-forcing-a-valid-answer/prompt.py", "03-where-confidence-comes-from/confidence.py",
-                       "datasets/labels.py", "datasets/logprob_format.py", "datasets/registry.py", "series.py"]
+    assert modules == ["00-setup/toolbox/logprob_format.py", "02-forcing-a-valid-answer/prompt.py",
+                       "03-where-confidence-comes-from/confidence.py", "datasets/labels.py", "datasets/registry.py",
+                       "series.py"]

@@ -468,6 +468,12 @@ def test_make_task_strips_the_labels_name_from_its_description_and_says_so(tmp_p
         make_task("mine", labels, messages)
 
 
+def mine():
+    """The loader of the task "mine" the test put into the registry."""
+    import registry
+    return registry.DATASETS["mine"].loader()
+
+
 def hand_made_marks(tmp_path, monkeypatch, **baselines):
     """A task of 2 labels whose calib split is 20 messages, its "baselines" block replaced by hand: key ->
     (accuracy on the whole split, the marks of its 20 messages). Returns the split's message ids, in order."""
@@ -490,7 +496,7 @@ def test_the_baseline_note_pairs_the_model_with_the_stronger_baseline_on_the_mes
     ids = hand_made_marks(tmp_path, monkeypatch, neighbours=(0.4, "1110011111" + "0" * 10),
                           linear_examples=(0.6, "1000000001" + "1" * 10))
     model = [True] * 6 + [False] * 4
-    note = baseline_note("mine", "calib", dict(zip(ids, model)))
+    note = baseline_note(mine(), "calib", dict(zip(ids, model)))
     # neighbours on these 10: 8 right, linear_examples 2; the model 6.
     # b (right only with the model) = messages 4 and 5 = 2; c (only with the neighbours) = messages 7-10 = 4.
     # difference (2 - 4) / 10 = -0.2; se = sqrt(2 + 4 - (2 - 4)^2 / 10) / 10 = sqrt(5.6) / 10 = 0.236643;
@@ -500,7 +506,7 @@ def test_the_baseline_note_pairs_the_model_with_the_stronger_baseline_on_the_mes
                     "+26.4; right only with the model 2, only with the baseline 4): see "
                     "datasets/your-task.md#when-the-model-loses-to-the-baseline")
     # the whole split, the model right on all: linear_examples (12 of 20) is the stronger, and behind the model
-    whole = baseline_note("mine", "calib", dict.fromkeys(ids, True))
+    whole = baseline_note(mine(), "calib", dict.fromkeys(ids, True))
     # b = 8, c = 0: difference 0.4, se = sqrt(8 - 8^2 / 20) / 20 = sqrt(4.8) / 20 = 0.109545;
     # x 1.959964 = 0.214704: 0.185296 to 0.614704
     assert whole == ("the stronger baseline on the 20 messages answered: logistic regression on the examples 60.0% "
@@ -525,22 +531,23 @@ def test_the_baseline_note_says_nothing_for_the_series_and_how_to_get_marks_for_
     write_task(make_task("mine", labels, messages, calib=60), tmp_path / "tasks" / "mine")
     monkeypatch.setitem(registry.DATASETS, "mine", discover(tasks=tmp_path / "tasks")["mine"])
     ids = [m.id for m in registry.DATASETS["mine"].load_split("calib")]
-    assert baseline_note("mine", "calib", dict.fromkeys(ids, False)).endswith(
+    assert baseline_note(mine(), "calib", dict.fromkeys(ids, False)).endswith(
         "see datasets/your-task.md#when-the-model-loses-to-the-baseline")
-    assert baseline_note("mine", "calib", {}) is None
-    assert [baseline_note(name, "test", {"test-0": True}) for name in ("banking77", "clinc150", "banking77oos")] == \
-        [None] * 3
+    assert baseline_note(mine(), "calib", {}) is None
+    # the series' datasets have another loader, without the note: only a task's loader carries it
+    assert [hasattr(registry.DATASETS[name].loader(), "baseline_note_of_run") for name in
+            ("banking77", "clinc150", "banking77oos")] == [False] * 3
     write_task(make_task("mine", labels, messages, calib=60), tmp_path / "older" / "mine")
     label_file = tmp_path / "older" / "mine" / "mine.json"
     data = json.loads(label_file.read_text())
     del data["baselines"]["right"]  # as make_task.py wrote it before it stored the marks
     label_file.write_text(json.dumps(data))
     monkeypatch.setitem(registry.DATASETS, "mine", discover(tasks=tmp_path / "older")["mine"])
-    older = baseline_note("mine", "calib", dict.fromkeys(ids, True))
+    older = baseline_note(mine(), "calib", dict.fromkeys(ids, True))
     assert "no per-message marks" in older and older.endswith("(the same files and seed give the same splits)")
     write_task(make_task("mine", labels, messages, calib=165), tmp_path / "all" / "mine")  # nothing left for test
     monkeypatch.setitem(registry.DATASETS, "mine", discover(tasks=tmp_path / "all")["mine"])
-    assert baseline_note("mine", "test", {"messages-0": True}) is None
+    assert baseline_note(mine(), "test", {"messages-0": True}) is None
 
 
 def test_the_next_line_keeps_the_llama_url_the_reader_set(tmp_path, run_script):
@@ -578,12 +585,12 @@ def test_a_runs_baseline_note_pairs_its_answers_by_id_and_leaves_failed_requests
     # 3 answers, 1 right, the neighbours right on all 3; a failed request (the 4th) takes no part
     part = [line(ids[0], "ok", True), line(ids[1], "ok", False), line(ids[2], "invalid", False),
             line(ids[3], "error", False)]
-    note = baseline_note_of_run("mine", "calib", part)
+    note = baseline_note_of_run(mine(), "calib", part)
     assert note.startswith("the stronger baseline on the 3 messages answered of the split's 20: nearest neighbours "
                            "100.0% (make_task.py), the model 33.3%; model minus baseline -66.7 points")
-    assert note == baseline_note("mine", "calib", {ids[0]: True, ids[1]: False, ids[2]: False})
-    assert baseline_note_of_run("mine", "calib", [line(ids[0], "error", False)]) is None
-    assert baseline_note_of_run("mine", "calib", []) is None
+    assert note == baseline_note(mine(), "calib", {ids[0]: True, ids[1]: False, ids[2]: False})
+    assert baseline_note_of_run(mine(), "calib", [line(ids[0], "error", False)]) is None
+    assert baseline_note_of_run(mine(), "calib", []) is None
     assert hasattr(ResultsLine, "is_answer") and "id" in ResultsLine.__dataclass_fields__  # what the note reads
     # the hook run.py and routes.py reach through the registry; the series' datasets have none
     assert registry.DATASETS["mine"].loader().baseline_note_of_run("calib", part) == note

@@ -33,7 +33,7 @@ def test_every_script_that_needs_no_server_loads_no_00_setup_module(loads):
 def test_a_script_without_a_client_counts_as_offline_and_ends_without_llama_http(loads, script):
     server, modules = loads[script]
     assert not server
-    assert "datasets/script_exit.py" in modules and "00-setup/llama_http.py" not in modules
+    assert "00-setup/toolbox/script_exit.py" in modules and "00-setup/llama_http.py" not in modules
 
 
 def test_a_script_that_asks_the_server_counts_as_a_server_script(loads):

@@ -17,7 +17,7 @@ from sklearn.feature_extraction.text import TfidfVectorizer
 
 import banking77
 from banking77 import LABELS_FILE, load_labels
-from check_groups import by_chance, confusions, group_of, in_group, moved, read_labels
+from check_groups import by_chance, confusions, group_of, in_group, moved, read_label_set
 from labels import LETTERS, Message
 from neighbours import TOKEN_PATTERN, Retriever, features, gold_positions, recall_at, tokens
 from registry import DATASETS, add_dataset_argument
@@ -249,7 +249,7 @@ def test_in_group_share_and_its_chance_level():
 def test_read_labels_names_a_file_that_is_not_json(tmp_path):
     (tmp_path / "bad.json").write_text("{", encoding="utf-8")
     with pytest.raises(ValueError, match="bad.json is not a JSON label file"):
-        read_labels(tmp_path / "bad.json")
+        read_label_set(tmp_path / "bad.json")
 
 
 @pytest.mark.parametrize("name, content", [("nope.json", None), ("bad.json", "{")])

@@ -17,7 +17,7 @@ import server_start
 from models import PACKAGED_MODELS, install_url_model
 from server_build import LLAMA_CPP_BUILD, LLAMA_CPP_COMMIT, SERVER_BIN
 from setup_steps import SetupError
-from slot_cache import sha256_of
+from datafiles import sha256_of
 
 
 def test_built_server_reports_the_pinned_build_and_commit():

@@ -52,7 +52,7 @@ VIEW_SOURCES = {"calib": ("calib", "offtopic", "requester-calib"),
                          "oos-test-sample1000-seed0", "requester-test")}
 
 
-def read_run(dataset: str, name: str) -> list[ResultsLine]:
+def fields_answers(dataset: str, name: str) -> list[ResultsLine]:
     """The answers of one fields run (error lines left out); [] when the run is not there."""
     path = OWN_RESULTS / f"{dataset}-{name}.jsonl"
     if not path.exists():
@@ -85,7 +85,7 @@ def write_views(dataset: str) -> dict[tuple[str, str], int]:
     written = {}
     for field in fields_of(dataset):
         for split, names in VIEW_SOURCES.items():
-            lines = [view for name in names for line in read_run(dataset, name)
+            lines = [view for name in names for line in fields_answers(dataset, name)
                      if (view := view_line(line, field)) is not None]
             if lines:
                 path = OWN_RESULTS / f"{dataset}-field{field.key}-{split}.jsonl"
@@ -98,8 +98,8 @@ def scope_table(dataset: str) -> list[str]:
     """The scope field's AUROC as a detector of messages that are not requests (in: the test sample; out:
     CLINC150's out-of-scope test messages), beside the code's own confidence in the same requests."""
     field = next((f for f in fields_of(dataset) if f.out_of_scope), None)
-    inside = [line for name in ("test-sample1000-seed0", "test-sample300-seed0") for line in read_run(dataset, name)]
-    outside = [line for name in ("oos-test-sample300-seed0", "oos-test-sample1000-seed0") for line in read_run(dataset, name)]
+    inside = [line for name in ("test-sample1000-seed0", "test-sample300-seed0") for line in fields_answers(dataset, name)]
+    outside = [line for name in ("oos-test-sample300-seed0", "oos-test-sample1000-seed0") for line in fields_answers(dataset, name)]
     if field is None or not inside or not outside:
         return [f"scope: no runs of {dataset}'s test sample and CLINC150's out-of-scope test messages yet"]
     safe = next(o.id for o in field.options if o.id != field.out_of_scope)
@@ -151,7 +151,7 @@ def requester_table(dataset: str) -> list[str]:
         return []
     kinds = intent_kinds("banking77")
     lines = ["requester: the field's answer someone_else against harm.py's word list (for_someone_else)"]
-    test = read_run(dataset, "requester-test")
+    test = fields_answers(dataset, "requester-test")
     if test:
         lines.append(f"the requester set's test half ({len(test)} answers; right answer from its labels):")
         lines += requester_rows(test, lambda line: line.extra["gold_fields"]["requester"] == "someone_else"
@@ -160,7 +160,7 @@ def requester_table(dataset: str) -> list[str]:
         sorted(OWN_RESULTS.glob(f"{dataset}-outside*.jsonl"))
     for path in sets:
         name = path.stem.removeprefix(dataset + "-")
-        answers = read_run(dataset, name)
+        answers = fields_answers(dataset, name)
         source = series.ROOT / "08-routes" / "beyond" / "gate" / "adversarial" / f"banking77-{name}.jsonl"
         classes = [json.loads(x).get("class") for x in source.read_text(encoding="utf-8").splitlines() if x.strip()]
         by_id = {f"banking77-{name}-{number}": kind for number, kind in enumerate(classes, start=1)}
@@ -174,7 +174,7 @@ def requester_table(dataset: str) -> list[str]:
 def clinc150_table(dataset: str) -> list[str]:
     """CLINC150 as three fields against the single code with K-A, on the same seeded test sample."""
     from saved_answers import read_split
-    fields_lines = read_run(dataset, "test-sample1000-seed0")
+    fields_lines = fields_answers(dataset, "test-sample1000-seed0")
     if not fields_lines:
         return [f"no run of {dataset}'s test sample yet: python3 08-routes/beyond/fields/fields_run.py --dataset "
                 f"{dataset} --split test --sample 1000"]
@@ -206,7 +206,7 @@ def routes_table(dataset: str) -> list[str]:
     from harm import CHANGE_TARGET
     from routes import ASK_TARGET, TARGET, fit_calibration, fit_thresholds, route_of
     from safety import fit_safety, route_before_act
-    calib, offtopic = read_run(dataset, "calib"), read_run(dataset, "offtopic")
+    calib, offtopic = fields_answers(dataset, "calib"), fields_answers(dataset, "offtopic")
     if not calib:
         return [f"routes: no calib run of {dataset} yet"]
     source = DATASETS[dataset]
@@ -225,7 +225,7 @@ def routes_table(dataset: str) -> list[str]:
              "requester-test", *sorted(p.stem.removeprefix(dataset + "-") for p in OWN_RESULTS.glob(f"{dataset}-*.jsonl")
                                        if p.stem.removeprefix(dataset + "-").startswith(("harm-", "third", "outside")))]
     for name in names:
-        lines = read_run(dataset, name)
+        lines = fields_answers(dataset, name)
         if not lines:
             continue
         cells = []
@@ -268,7 +268,7 @@ def regression_table(dataset: str) -> list[str]:
              *sorted(p.stem.removeprefix(dataset + "-") for p in OWN_RESULTS.glob(f"{dataset}-*.jsonl")
                      if p.stem.removeprefix(dataset + "-").startswith(("harm-", "third", "outside")))]
     for name in names:
-        lines = read_run(dataset, name)
+        lines = fields_answers(dataset, name)
         if not lines:
             continue
         cells = []

@@ -150,7 +150,7 @@ def requester_half(split: str) -> tuple[list[Message], dict[str, dict]]:
             {row["id"]: {"requester": row["requester"]} for row in chosen})
 
 
-def out_path(dataset: str, name: str, sample: tuple[int, int] | None, per_field: bool) -> Path:
+def fields_run_path(dataset: str, name: str, sample: tuple[int, int] | None, per_field: bool) -> Path:
     tail = f"-sample{sample[0]}-seed{sample[1]}" if sample else ""
     return OWN_RESULTS / f"{dataset}{'-perfield' if per_field else ''}-{name}{tail}.jsonl"
 
@@ -189,7 +189,7 @@ def main() -> int:
         messages, name, source = set_messages(path), path.stem.split("-", 1)[-1], "set"
     if not args.split:
         messages = messages[:args.limit]
-    out = out_path(args.dataset, name, sample_of(args) if args.split or args.set == "oos-test" else None,
+    out = fields_run_path(args.dataset, name, sample_of(args) if args.split or args.set == "oos-test" else None,
                    args.one_per_field)
     client = Client()
     warm_running(client, args.dataset, fprompt.prompt)  # the fields prompt's slot, saved under the dataset's name

@@ -61,7 +61,7 @@ def call(port: int, method: str, path: str, body: dict | None = None, timeout_s:
         conn.close()
 
 
-def out_path(folder: Path, dataset: str, decision: str, router_sha256: str, what: str) -> Path:
+def routes_path(folder: Path, dataset: str, decision: str, router_sha256: str, what: str) -> Path:
     """<folder>/<dataset>-service-<decision>-<router sha256, 8 digits>-<what>.jsonl (what: test-sample<N>-seed<S>,
     or a set's name): two services of one decision with other routers write apart."""
     return folder / f"{dataset}-service-{decision}-{router_sha256[:8]}-{what}.jsonl"
@@ -141,7 +141,7 @@ def main() -> int:
             raise ValueError(f"the service on port {port} routes {summary.get('dataset')}, not {args.dataset}")
         decisions[port] = summary["decision"]["name"]
         routers[port] = summary["router_sha256"]
-    paths = {port: out_path(args.out_folder, args.dataset, decisions[port], routers[port], what) for port in args.services}
+    paths = {port: routes_path(args.out_folder, args.dataset, decisions[port], routers[port], what) for port in args.services}
     done = {port: done_ids(path) for port, path in paths.items()}
     todo = [m for m in messages if any(m.id not in done[port] for port in args.services)]
     load_start = os.getloadavg()
