@@ -40,7 +40,8 @@ from datafiles import sha256_of
 from router_file import text_sha256
 from routes import fit_thresholds
 from saved_answers import read_split
-from service import DecisionLog, RequestError, RoutingService, make_server, messages_of_request
+from decision_log import LOG_FIELDS, DecisionLog
+from service import RequestError, RoutingService, make_server, messages_of_request
 from test_routes import IDENTITY, answer
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -202,7 +203,7 @@ def test_a_routed_message_gets_route_py_s_object_and_one_log_line(router_parts, 
     lines = log_lines(tmp_path)
     assert [line["message_sha256"] for line in lines] == [text_sha256(m) for m in (
         "I was charged twice for the same coffee", "I was charged twice for the same coffee", "hello")]
-    assert list(lines[0]) == list(service.LOG_FIELDS) and "message" not in lines[0]
+    assert list(lines[0]) == list(LOG_FIELDS) and "message" not in lines[0]
     assert lines[0]["time"].endswith("Z") and lines[0]["route"] == "act"
     assert summary["dataset"] == "banking77" and summary["thresholds"]["t_act"] == router.t_act
     assert summary["calib"]["answers"] == router.calib_answers and summary["router_sha256"] == sha256_of(path)

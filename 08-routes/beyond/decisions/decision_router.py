@@ -43,7 +43,7 @@ from combined import Weights, candidates_of, fit_weights
 from decisions import DECISIONS, Decider, Decision, decision_named, derived_answers, retriever_sha256
 from ece import outcomes
 from harm import CHANGE_TARGET
-from isotonic import fit_isotonic
+from isotonic import IsotonicFit, fit_isotonic
 from prompt import load_prompt
 from registry import DATASETS
 from results_record import ResultsLine, parse_lines
@@ -73,7 +73,9 @@ class DecisionRouter:
     index or the weights; absent for the model alone). calib_acted: ids of
     the calib messages the served decision acts on, sorted. offtopic_answers:
     how many off-topic answers joined the fit. change_target: harm.py's.
-    router: post 08's Router of the decision's calib answers.
+    router: post 08's Router of the decision's calib answers. field_gates:
+    for a dataset with fields (fields/), each gating field's calibration and
+    threshold as field_gates_entry stores them (() without fields).
     """
 
     decision: Decision
@@ -83,6 +85,7 @@ class DecisionRouter:
     offtopic_answers: int
     change_target: float
     router: Router
+    field_gates: tuple = ()
 
     @property
     def act_coverage(self) -> float:
@@ -96,7 +99,8 @@ def decision_json(router: DecisionRouter) -> str:
                 "shortlist": router.decision.shortlist,
                 "weights": list(router.weights.values()) if router.weights else None}
     head = {"format": FORMAT, "decision": decision, "files": router.files, "offtopic_answers": router.offtopic_answers,
-            "change_target": router.change_target, "calib_acted": list(router.calib_acted)}
+            "change_target": router.change_target, "field_gates": list(router.field_gates),
+            "calib_acted": list(router.calib_acted)}
     inner = router_json(router.router).rstrip("\n").replace("\n", "\n  ")
     return "{\n" + "".join(f"  {json.dumps(k)}: {json.dumps(v)},\n" for k, v in head.items()) + f'  "router": {inner}\n}}\n'
 
@@ -138,7 +142,8 @@ def read_decision_router(path: Path) -> DecisionRouter:
                 isinstance(f, dict) and isinstance(f.get("sha256"), str) for f in files.values())):
             raise ValueError("files is not name -> {path, sha256}")
         return DecisionRouter(decision, weights, files, tuple(data["calib_acted"]), int(data["offtopic_answers"]),
-                              float(data["change_target"]), router_of(data["router"], f"{path} (its router)"))
+                              float(data["change_target"]), router_of(data["router"], f"{path} (its router)"),
+                              tuple(data.get("field_gates", ())))
     except (KeyError, TypeError) as error:
         raise ValueError(f"{path} is not a usable decision router: {error!r} missing or wrong") from None
     except ValueError as error:
@@ -193,6 +198,35 @@ def fitted_ranking(dataset, source: str):
 
 # ---------------------------------------------------------------- the fit
 
+def dataset_prompt(dataset: str):
+    """The prompt a dataset's answers are asked with: fields.py's (the code, then every field) where its label
+    file declares fields, else post 02's."""
+    from fields import fields_of, fields_prompt
+    return fields_prompt(dataset).prompt if fields_of(dataset) else load_prompt(dataset)
+
+
+def field_gates_entry(dataset: str) -> list[dict]:
+    """The gates of a dataset's fields (fields_route.fit_field_gates, from the field views of field_report.py)
+    as a router stores them: key, the isotonic map's thresholds and values, t_field, the calib answers; [] for
+    a dataset without fields."""
+    from fields import fields_of
+    if not fields_of(dataset):
+        return []
+    from fields_route import fit_field_gates
+    return [{"key": gate.field.key, "thresholds": list(gate.calibration.thresholds),
+             "values": list(gate.calibration.values), "threshold": gate.threshold, "answers": gate.answers}
+            for gate in fit_field_gates(dataset)]
+
+
+def field_gates_of(dataset: str, entries: list[dict]) -> list:
+    """The FieldGates a router stores (field_gates_entry), rebuilt bit for bit: nothing is refitted."""
+    from fields import fields_of
+    from fields_route import FieldGate
+    fields = {field.key: field for field in fields_of(dataset)}
+    return [FieldGate(fields[entry["key"]], IsotonicFit(tuple(entry["thresholds"]), tuple(entry["values"])),
+                      entry["threshold"], entry["answers"]) for entry in entries]
+
+
 def offtopic_path(dataset: str, decision: Decision) -> Path:
     """The off-topic answers of the decision's run variant: your own (set_answers.py writes them in
     03-where-confidence-comes-from/results/) where they exist, else the committed ones (a reference folder)."""
@@ -233,12 +267,19 @@ class Fitted:
     offtopic: list[ResultsLine]
     calibrate: object
     safety: Safety
+    gates: tuple = ()
 
 
-def served_route(line: ResultsLine, calibrated: float, router: Router, safety: Safety) -> str:
-    """The route the served decision gives an answer: post 08's, then what stands before act (safety.py)."""
+def served_route(line: ResultsLine, calibrated: float, router: Router, safety: Safety, gates=()) -> str:
+    """The route the served decision gives an answer: post 08's, then what stands before act (safety.py), then
+    the fields' gates where the dataset has fields (fields_route.route_with_fields)."""
     route = route_of(line, calibrated, router)
-    return route_before_act(safety.why(line.text, line, calibrated)) if route == "act" else route
+    if route == "act":
+        route = route_before_act(safety.why(line.text, line, calibrated))
+    if gates:
+        from fields_route import route_with_fields
+        route = route_with_fields(route, line, list(gates), safety.harm.kinds)[0]
+    return route
 
 
 def fit_decision_router(dataset_name: str, decision: Decision, calib: Loaded | None = None,
@@ -261,7 +302,7 @@ def fit_decision_router(dataset_name: str, decision: Decision, calib: Loaded | N
     dataset = DATASETS[dataset_name]
     calib = calib or read_variant("calib", None, dataset_name, decision.run_variant)
     out_of_scope = dataset.out_of_scope_codes()
-    prompt = load_prompt(dataset_name)
+    prompt = dataset_prompt(dataset_name)
     intent_of = {code: meaning.intent for code, meaning in prompt.codes.items()}
     weights = None
     if decision.combined:
@@ -289,10 +330,12 @@ def fit_decision_router(dataset_name: str, decision: Decision, calib: Loaded | N
     safety = fit_safety(dataset_name, answers, calibrate, target, retriever, change_target, out_of_scope,
                         decision.model, joined)
     router = router_from(calib.path, answers, isotonic, thresholds, dataset, datetime.date.today())
+    gates_entry = field_gates_entry(dataset_name) if decision.model and not decision.combined else []
+    gates = field_gates_of(dataset_name, gates_entry)
     acted = sorted(a.id for a in answers
-                   if served_route(a, calibrate(a) if a.status == "ok" else 0.0, router, safety) == "act")
-    return (DecisionRouter(decision, weights, files, tuple(acted), len(joined), change_target, router),
-            Fitted(answers, joined, calibrate, safety))
+                   if served_route(a, calibrate(a) if a.status == "ok" else 0.0, router, safety, gates) == "act")
+    return (DecisionRouter(decision, weights, files, tuple(acted), len(joined), change_target, router,
+                           tuple(gates_entry)), Fitted(answers, joined, calibrate, safety, tuple(gates)))
 
 
 def own_decision_router_path(dataset: str, decision: str) -> Path:
@@ -323,17 +366,31 @@ def found_routers(dataset: str) -> dict[str, Path]:
 class Ready:
     """A decision router made ready to route: the decider (decisions.Decider), the calibration (the router's
     isotonic map: line -> [0, 1], 0.0 for a line without a code), the safety checks fitted on the calib answers,
-    those answers, and the off-topic answers that joined the thresholds' fit ([] without them)."""
+    those answers, and the off-topic answers that joined the thresholds' fit ([] without them). For a dataset
+    with fields: gates, each gating field's FieldGate as the router stores it, and fields, the FieldsPrompt
+    whose one request answers the code and every field (fields_run.ask_live_fields); () and None without."""
 
     router: DecisionRouter
     decider: Decider
     safety: Safety
     calib: list[ResultsLine]
     offtopic: list[ResultsLine]
+    gates: tuple = ()
+    fields: object = None
 
     def calibrated(self, line: ResultsLine) -> float:
         """The calibrated confidence of an answer (the router's isotonic map); 0.0 for one without a code."""
         return self.router.router.calibrate(line.confidence) if line.status == "ok" else 0.0
+
+    def with_fields(self, route: str, line: ResultsLine) -> tuple[str, str | None, dict | None]:
+        """(the route, the fields' reason or None, what the route object says of each field or None): an act
+        stands only where every gating field lets it through (fields_route.route_with_fields); the route as it
+        is, None, None for a dataset without fields."""
+        if self.fields is None:
+            return route, None, None
+        from fields_route import route_with_fields, served_fields
+        route, why = route_with_fields(route, line, list(self.gates), self.safety.harm.kinds)
+        return route, why, served_fields(line, list(self.gates))
 
 
 def checked_file(router: DecisionRouter, name: str) -> Path:
@@ -358,7 +415,7 @@ def ready_router(router: DecisionRouter, path: Path, change_target: float | None
     minutes (linear.py caches it)."""
     decision = router.decision
     dataset = DATASETS[router.router.dataset]
-    prompt = load_prompt(dataset.name)
+    prompt = dataset_prompt(dataset.name)
     out_of_scope = dataset.out_of_scope_codes()
     intent_of = {code: meaning.intent for code, meaning in prompt.codes.items()}
     answers = derived_answers(decision, read_lines(checked_file(router, "calib")), router.weights, intent_of,
@@ -379,4 +436,9 @@ def ready_router(router: DecisionRouter, path: Path, change_target: float | None
         return router.router.calibrate(line.confidence)
     safety = fit_safety(dataset.name, answers, calibrate, router.router.target, dataset.fit_retriever(),
                         max(change_target or 0.0, router.change_target), out_of_scope, decision.model, joined)
-    return Ready(router, Decider(decision, prompt, router.weights, rank, out_of_scope), safety, answers, joined)
+    fields = None
+    if router.field_gates:
+        from fields import fields_prompt
+        fields = fields_prompt(dataset.name)
+    return Ready(router, Decider(decision, prompt, router.weights, rank, out_of_scope), safety, answers, joined,
+                 tuple(field_gates_of(dataset.name, list(router.field_gates))), fields)

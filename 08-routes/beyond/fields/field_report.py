@@ -36,49 +36,16 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
 import series  # puts the post folders on sys.path
-from fields import Field, fields_of, fields_prompt
+from fields import fields_of, fields_prompt
+from fields_route import VIEW_SOURCES, fields_answers, view_line
 from harm import for_someone_else, intent_kinds
 from intervals import clopper_pearson
 from registry import DATASETS, add_dataset_argument
 from results_file import replace_lines
-from results_record import ResultsLine, parse_lines
+from results_record import ResultsLine
 from routes import interval_text
 from saved_answers import OWN_RESULTS
 from separation import auroc
-
-# which fields runs (fields_run.py's file names after the dataset's) make each split of a field's view
-VIEW_SOURCES = {"calib": ("calib", "offtopic", "requester-calib"),
-                "test": ("test-sample1000-seed0", "test-sample300-seed0", "oos-test-sample300-seed0",
-                         "oos-test-sample1000-seed0", "requester-test")}
-
-
-def fields_answers(dataset: str, name: str) -> list[ResultsLine]:
-    """The answers of one fields run (error lines left out); [] when the run is not there."""
-    path = OWN_RESULTS / f"{dataset}-{name}.jsonl"
-    if not path.exists():
-        return []
-    lines = parse_lines([json.loads(text) for text in path.read_text(encoding="utf-8").splitlines() if text.strip()],
-                        str(path))
-    return [line for line in lines if line.status != "error"]
-
-
-def view_line(line: ResultsLine, field: Field) -> dict | None:
-    """The results line of one field's answer, or None when the message set gives no right option for it or the
-    line has no answer: the option as the code A-<letter>, confidence = 1 x P(option) (module docstring)."""
-    gold = (line.extra.get("gold_fields") or {}).get(field.key)
-    answers = line.extra.get("fields")
-    if gold is None or line.status != "ok" or not answers:
-        return None
-    answer = answers[field.key]
-    letter, gold_letter = field.letter_of(answer["option"]), field.letter_of(gold)
-    return {"id": line.id, "text": line.text, "gold_intent": gold, "gold_code": f"A-{gold_letter}", "status": "ok",
-            "code": f"A-{letter}", "intent": answer["option"], "correct": letter == gold_letter, "right_group": True,
-            "retried": line.retried, "content": line.content, "error": None, "wall_ms": line.wall_ms,
-            "timings": line.timings, "model": line.model, "build": line.build, "settings": line.settings,
-            "confidence": answer["confidence"], "p_group": 1.0, "p_intent_given_group": answer["confidence"],
-            "group_distribution": {"A": 1.0}, "intent_distribution": answer["distribution"], "off_label_group": 0.0,
-            "off_label_intent": answer["off_label"], "missing_letters": 0, "tokens_in_code": 2}
-
 
 def write_views(dataset: str) -> dict[tuple[str, str], int]:
     """Write every field's view of every split whose runs are there; (field, split) -> lines written."""

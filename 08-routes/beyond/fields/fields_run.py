@@ -52,6 +52,7 @@ from llama_http import Client, ServerError, exit_on_server_errors
 from logprob_format import ServerUnfit
 from message_sets import OFFTOPIC, offtopic_messages, set_messages
 from registry import DATASETS, add_dataset_argument
+from results_record import ResultsLine
 from running_server import warm_running
 from saved_answers import OWN_RESULTS
 from typed_lines import answer_fields
@@ -139,6 +140,18 @@ def gold_fields_of(message: Message, fprompt: FieldsPrompt, source: str, labels:
             if source != "set" or outside:
                 gold[field.key] = field.out_of_scope if outside else inside
     return gold
+
+
+def ask_live_fields(client: Client, fprompt: FieldsPrompt, message: str, model: str) -> ResultsLine:
+    """The service's request for a dataset with fields: one typed request for the code and every field
+    (ask_fields), read as a run reads it, into a results line with no right answer (gold_code None, correct
+    False, no "gold_fields") and every field's answer in extra["fields"]. Raises what llama_http raises when no
+    answer came back."""
+    reply, answer = read_reply(ask_fields(client, fprompt, message), fprompt, TOP_LOGPROBS)
+    record = fields_line(reply, answer, Message("live", message, None), fprompt, model, {}, {}, TOP_LOGPROBS)
+    line = ResultsLine.from_json(record | {"gold_intent": "live"}, "the live fields answer")  # no right one
+    return replace(line, gold_intent=None, gold_code=None, correct=False, right_group=False,
+                   extra={"fields": line.extra.get("fields")})
 
 
 def requester_half(split: str) -> tuple[list[Message], dict[str, dict]]:

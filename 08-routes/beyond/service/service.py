@@ -52,13 +52,13 @@ llama-server has one slot, so one worker thread sends the typed requests,
 one at a time; requests wait in a bounded queue (--queue). Each request gets
 its answer or an error, once. Every routed message is appended to the
 decision log (--log) as one JSONL line: time (UTC), message_sha256, decision,
-status, code, confidence, calibrated, route, before_act and router_sha256;
-the message's text only with --log-text.
+status, code, confidence, calibrated, route, before_act and router_sha256
+(decision_log.py), and each field's answer for a dataset with fields
+(fields/); the message's text only with --log-text.
 """
 from __future__ import annotations
 
 import argparse
-import datetime
 import http.server
 import json
 import queue
@@ -73,6 +73,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
 import series  # puts the post folders on sys.path
 from choose import add_router_options, choice_lines, choice_speed, router_of_options
+from decision_log import DecisionLog
 from decision_router import Ready, read_decision_router, ready_router
 from decisions import Ask, ask_live
 from harm import CHANGE_TARGET
@@ -97,10 +98,6 @@ DEFAULT_QUEUE = 16         # requests that may wait for llama-server's slot; one
 RETRY_AFTER_S = 2          # the Retry-After of a full queue, seconds
 HEALTH_TIMEOUT_S = 5.0     # how long GET /health waits for llama-server's /health
 LOG_NAME = "{dataset}-service-decisions.jsonl"  # in 03-where-confidence-comes-from/results/ (git-ignored)
-LOG_FIELDS = ("time", "message_sha256", "decision", "status", "code", "confidence", "calibrated", "route",
-              "before_act", "router_sha256")
-
-
 class RequestError(Exception):
     """A request the service answers with an error: HTTP status, one sentence, extra headers (Retry-After)."""
 
@@ -163,46 +160,6 @@ def messages_of_request(content_type: str | None, body: bytes) -> list[str]:
     return messages
 
 
-def utc_now() -> str:
-    """The time now, UTC, ISO 8601 to the millisecond with a Z: "2026-12-05T13:02:11.123Z"."""
-    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-class DecisionLog:
-    """The decision log: one JSONL line per routed message, appended, whole under concurrent writers.
-
-    path: the file, opened once in append mode (its folder made when
-    missing). with_text: also write each message's text ("message"); off by
-    default, so the log records what was decided without what customers
-    wrote. Each line is written with one write() and one flush() under one
-    lock, so lines of concurrent requests never interleave. Raises OSError
-    when the file cannot be opened.
-    """
-
-    def __init__(self, path: Path, with_text: bool = False):
-        self.path = path
-        self.with_text = with_text
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._file = open(path, "a", encoding="utf-8")
-        self._lock = threading.Lock()
-
-    def line(self, message: str, row: dict) -> dict:
-        """The log line (a dict, LOG_FIELDS in order) of one routed message and its route object `row`."""
-        line = {"time": utc_now(), **{name: row[name] for name in LOG_FIELDS[1:]}}
-        return line | {"message": message} if self.with_text else line
-
-    def write(self, lines: list[dict]) -> None:
-        """Append lines (dicts), each one JSON line, in order, together: one write and flush per line."""
-        with self._lock:
-            for line in lines:
-                self._file.write(json.dumps(line) + "\n")
-                self._file.flush()
-
-    def close(self) -> None:
-        with self._lock:
-            self._file.close()
-
-
 def server_problem(error: Exception) -> RequestError:
     """The status and sentence a client sees when llama-server could not give an answer (llama_http's
     exceptions; ServerUnfit and ValueError from the re-check after an outage)."""
@@ -260,6 +217,9 @@ class RoutingService:
         self.router_sha256 = sha256_of(router_path)
         self.safe, self.log, self.other_model, self.why = safe, log, other_model, why or []
         self.ask = ask or (lambda prompt, message: ask_live(client, prompt, message, self.model or ""))
+        if ask is None and ready.fields is not None:  # one request answers the code and every field
+            from fields_run import ask_live_fields
+            self.ask = lambda prompt, message: ask_live_fields(client, ready.fields, message, self.model or "")
         self.queue: queue.Queue[Job | None] = queue.Queue(maxsize=queue_size)
         self.queue_size = queue_size
         self.model: str | None = None   # the server's model, as last checked
@@ -295,7 +255,11 @@ class RoutingService:
         question; another reason -> "hand_over", the reason in
         "hand_over_text". Where the server runs another model (other_model),
         an act becomes "ask". before_act holds the reason (null when acted
-        on, or the route was not act). Raises llama_http's exceptions.
+        on, or the route was not act). A dataset with fields (fields/): an
+        act or a confirmation stands only where every gating field lets it
+        through (the field named in before_act), and "fields" gives each
+        field's option, confidence and calibrated confidence. Raises
+        llama_http's exceptions.
         """
         line = self.ready.decider.line(message, self.ask if self.decision.model else None)
         calibrated = self.ready.calibrated(line)
@@ -304,6 +268,8 @@ class RoutingService:
         if route == "act" and self.safe:
             why = self.ready.safety.why(message, line, calibrated)
             route = route_before_act(why)
+        gated, field_why, fields = self.ready.with_fields(route, line)  # a dataset with fields: each field's say
+        route, why = (gated, field_why or why) if self.safe else (route, why)
         if route == "act" and not self.acting:
             why, route = ("another model: the server runs another model than the router was fitted on "
                           "(--other-model), so nothing is acted on; asked instead"), "ask"
@@ -317,7 +283,7 @@ class RoutingService:
         elif row["hand_over_text"] and not self.decision.model:  # route.py's text names the model as the guesser
             row["hand_over_text"] = row["hand_over_text"].replace(
                 "the model's best guess is", f"the best guess of the {self.decision.name} decision is")
-        return row | {"decision": self.decision.name, "before_act": why}
+        return row | {"decision": self.decision.name, "before_act": why} | ({"fields": fields} if fields else {})
 
     def route_batch(self, messages: list[str]) -> list[dict]:
         """The route objects of messages, in order, logged once all are routed (so a request that fails half-way

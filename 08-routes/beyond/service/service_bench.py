@@ -49,7 +49,8 @@ from registry import dataset_named
 from choose import router_of_options
 from decision_router import read_decision_router, ready_router
 from decisions import ask_live
-from service import DecisionLog, RoutingService, make_server
+from decision_log import DecisionLog
+from service import RoutingService, make_server
 from throughput import p95
 from typed_request import TOP_LOGPROBS
 
