@@ -16,7 +16,7 @@ import pytest
 from choose import candidates, choice_lines, choose, paired_acts, rank_key
 from combined import Weights
 from decision_router import (FORMAT, decision_json, fit_decision_router, read_decision_router, ready_router,
-                             write_decision_router)
+                             weights_sha256, write_decision_router)
 from decisions import DECISIONS, Decision, decision_named, derived_answers, unasked_line
 from oos_cost import PairedCost
 from prompt import load_prompt
@@ -122,6 +122,28 @@ def test_a_router_whose_calib_run_or_ranking_changed_is_refused(fitted, tmp_path
     moved.write_text(json.dumps(data))
     with pytest.raises(ValueError, match="has changed since the router was fitted"):
         ready_router(read_decision_router(moved), moved)
+
+
+def test_a_router_whose_regression_weights_changed_is_refused(tmp_path):
+    # the regression of the prompt's examples (seconds to fit; linear.py caches it), as the served decisions use one
+    router, _ = fit_decision_router("banking77", DECISIONS["examples"], offtopic_share=0)
+    path = write_decision_router(router, tmp_path / "examples.json")
+    assert ready_router(read_decision_router(path), path).decider.ranking is not None  # the weights as fitted
+    cache = Path(router.files["ranking"]["path"])
+    copy = tmp_path / cache.name
+    for suffix in (".json", ".bin"):
+        Path(f"{copy}{suffix}").write_bytes(Path(f"{cache}{suffix}").read_bytes())
+    assert weights_sha256(copy) == router.files["ranking"]["sha256"]
+    weights = bytearray(Path(f"{copy}.bin").read_bytes())
+    weights[len(weights) // 2] ^= 1  # one bit of one weight
+    Path(f"{copy}.bin").write_bytes(bytes(weights))
+    data = json.loads(path.read_text())
+    data["files"]["ranking"]["sha256"] = weights_sha256(copy)  # a router fitted on those weights
+    assert data["files"]["ranking"]["sha256"] != router.files["ranking"]["sha256"]
+    changed = tmp_path / "changed.json"
+    changed.write_text(json.dumps(data))
+    with pytest.raises(ValueError, match="the regression this machine has for examples .* is not the one"):
+        ready_router(read_decision_router(changed), changed)
 
 
 def test_the_choice_is_the_most_calib_acts_and_the_model_s_share_is_paired(fitted):
