@@ -399,10 +399,11 @@ def checked_file(router: DecisionRouter, name: str) -> Path:
     path = entry_path(entry)
     if not path.is_file():
         raise ValueError(f"the router's {name} file {entry['path']} is not here: give the router of runs you have, "
-                         "or refit it with 08-routes/beyond/decisions/fit_routers.py")
+                         f"or refit it with python3 08-routes/beyond/decisions/fit_routers.py --dataset "
+                         f"{router.router.dataset}")
     if sha256_of(path) != entry["sha256"]:
         raise ValueError(f"{entry['path']} has changed since the router was fitted on it (sha256 differs): refit "
-                         "with python3 08-routes/beyond/decisions/fit_routers.py")
+                         f"with python3 08-routes/beyond/decisions/fit_routers.py --dataset {router.router.dataset}")
     return path
 
 
@@ -430,7 +431,7 @@ def ready_router(router: DecisionRouter, path: Path, change_target: float | None
             raise ValueError(f"{path}: the {entry['kind']} this machine has for {decision.source} (sha256 "
                              f"{entry['sha256'][:12]}...) is not the one the router was fitted with "
                              f"({router.files['ranking']['sha256'][:12]}...): refit with "
-                             "python3 08-routes/beyond/decisions/fit_routers.py")
+                             f"python3 08-routes/beyond/decisions/fit_routers.py --dataset {dataset.name}")
 
     def calibrate(line: ResultsLine) -> float:
         return router.router.calibrate(line.confidence)

@@ -130,7 +130,8 @@ def main() -> int:
         print(f"{name:<17} {router.offtopic_answers:>6}  {calib_cell:<22} {offtopic:>15}  {cells[0]:<22} "
               f"{cells[1]:<22} {cells[2]:>7}")
     if not written:
-        print("\nno decision has a calib run: run 03-where-confidence-comes-from/run.py --split calib first")
+        print(f"\nno decision has a calib run: python3 03-where-confidence-comes-from/run.py --dataset {args.dataset} "
+              "--split calib first")
         return 1
     print("\nrouters written to " + ", ".join(str(relative(p)) for p in written.values()))
     choice = choose(args.dataset, written)

@@ -598,6 +598,8 @@ def start_lines(service: RoutingService, warning: str | None) -> list[str]:
                  "before act: OFF (--unsafe-no-gate): irreversible intents and unusual messages are acted on")
     if warning:
         lines.append(warning + "; nothing is acted on: an act is asked about instead")
+    elif service.other_model:
+        lines.append("--other-model: the server runs the router's own model, so the service acts as fitted")
     return lines
 
 
