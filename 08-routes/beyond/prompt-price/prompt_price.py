@@ -28,7 +28,12 @@ server's tokenizer when one answers, else characters / 4, marked ~),
 accuracy, ECE after isotonic regression (2-fold cross-fitted on the split
 itself: each half calibrated by a fit on the other), AUROC (post 07), act
 coverage at 98.5% by post 08's point rule on the split itself, and the
-median and p95 ms of the typed requests, with the load beside.
+median and p95 ms of the typed requests, with the load beside. Where a
+seeded test sample was run with the post's prompt and another, it then
+pairs them message by message: accuracy and act coverage (each prompt's
+thresholds fitted on its own calib run) with exact 95% intervals, the
+difference from the post's prompt with its paired interval, and the ms of
+the same run.
 """
 from __future__ import annotations
 
@@ -44,13 +49,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
 import series  # puts the post folders on sys.path
 from batch import RunStopped, pick_messages, sample_of
 from ece import ece, outcomes, reliability_bins
+from intervals import clopper_pearson
 from isotonic import fit_isotonic
 from llama_http import Client, exit_on_server_errors
+from oos_cost import PairedCost
 from prompt import load_prompt, prompt_examples
 from registry import DATASETS, SavedPrompt, add_dataset_argument
 from results_record import parse_lines
 from running_server import warm_running
-from routes import TARGET, fit_calibration, fit_thresholds
+from router_file import route_of
+from routes import TARGET, fit_calibration, fit_thresholds, interval_text
 from saved_answers import OWN_RESULTS
 from separation import auroc
 from typed_lines import typed_line
@@ -149,8 +157,7 @@ def report_rows(dataset: str) -> list[str]:
     """One row per saved run of this script for the dataset, grouped by split and kind."""
     rows = []
     for path in sorted(OWN_RESULTS.glob(f"{dataset}-prompt*-*.jsonl")):
-        lines = [r for r in parse_lines([json.loads(x) for x in path.read_text().splitlines() if x.strip()], str(path))
-                 if r.status != "error"]
+        lines = read_answers(path)
         if not lines:
             continue
         examples = int(path.name.split("-prompt", 1)[1].split("-", 1)[0])
@@ -164,11 +171,79 @@ def report_rows(dataset: str) -> list[str]:
     return rows
 
 
+def read_answers(path: Path) -> list:
+    """The lines of a saved run, error lines left out (no answer the server gave: nothing to price)."""
+    return [r for r in parse_lines([json.loads(x) for x in path.read_text().splitlines() if x.strip()], str(path))
+            if r.status != "error"]
+
+
+def acted_on(dataset: str, examples: int, test: list) -> dict[str, tuple[bool, bool, float]]:
+    """id -> (right, acted on, ms) of each test answer under post 08's point rule with the thresholds and isotonic
+    map fitted on the calib run of the same prompt (at TARGET). Raises FileNotFoundError naming the command
+    when that calib run is missing."""
+    calib_path = run_path(dataset, examples, "calib")
+    if not calib_path.exists():
+        raise FileNotFoundError(f"no calib run of {examples} examples per intent: python3 "
+                                f"08-routes/beyond/prompt-price/prompt_price.py --dataset {dataset} --examples {examples}")
+    calib = read_answers(calib_path)
+    calibrate = fit_calibration(calib)
+    thresholds = fit_thresholds(calib, calibrate, TARGET, 0.9)
+    return {r.id: (r.correct, route_of(r, calibrate(r), thresholds) == "act", r.wall_ms) for r in test}
+
+
+def paired(a: dict, b: dict, index: int) -> PairedCost:
+    """PairedCost of b against a over the ids both have, "right" read from field `index` of their tuples."""
+    ids = sorted(set(a) & set(b))
+    only_a = sum(1 for i in ids if a[i][index] and not b[i][index])
+    only_b = sum(1 for i in ids if b[i][index] and not a[i][index])
+    return PairedCost(len(ids), sum(a[i][index] for i in ids), sum(b[i][index] for i in ids), only_a, only_b, 0, 0, 0)
+
+
+def paired_rows(dataset: str) -> list[str]:
+    """For each seeded test sample run with the post's prompt and another: accuracy and act coverage (thresholds
+    from each prompt's own calib run) with exact 95% intervals, the paired difference against the post's prompt
+    with its interval (Agresti 2013, 11.1; oos_cost.PairedCost), and the median and p95 ms of the same run."""
+    post = prompt_examples(dataset)
+    runs: dict[str, dict[int, Path]] = {}
+    for path in OWN_RESULTS.glob(f"{dataset}-prompt*-test-sample*.jsonl"):
+        examples, tail = path.name.removeprefix(f"{dataset}-prompt").split("-", 1)
+        if "shortlist" not in tail:
+            runs.setdefault(tail, {})[int(examples)] = path
+    rows = []
+    for tail, by_examples in sorted(runs.items()):
+        if post not in by_examples or len(by_examples) < 2:
+            continue
+        answers = {k: read_answers(path) for k, path in by_examples.items()}
+        decided = {k: acted_on(dataset, k, lines) for k, lines in answers.items()}
+        rows.append(f"test {tail.removesuffix('.jsonl').removeprefix('test-')}, against the post's {post} examples per "
+                    "intent (acts: thresholds fitted on each prompt's own calib run, point rule at "
+                    f"{TARGET:.1%}):")
+        for k in sorted(answers, reverse=True):
+            lines, mine = answers[k], decided[k]
+            ms = sorted(r.wall_ms for r in lines)
+            right, acted = sum(v[0] for v in mine.values()), [v for v in mine.values() if v[1]]
+            row = (f"  {k} examples: accuracy {interval_text(clopper_pearson(right, len(lines)))}, acted on "
+                   f"{interval_text(clopper_pearson(len(acted), len(lines)))} at precision "
+                   f"{interval_text(clopper_pearson(sum(v[0] for v in acted), len(acted))) if acted else '-'}, "
+                   f"median {statistics.median(ms):.0f} ms, p95 {ms[min(len(ms) - 1, int(0.95 * len(ms)))]:.0f} ms")
+            if k != post:
+                for name, index in (("accuracy", 0), ("acts", 1)):
+                    cost = paired(decided[post], mine, index)
+                    low, high = cost.interval()
+                    row += (f"; {name} {100 * cost.difference:+.1f} points ({100 * low:+.1f} to {100 * high:+.1f}, "
+                            f"{cost.n} paired)")
+            rows.append(row)
+    return rows
+
+
 def print_price(dataset: str) -> None:
     print(f"{'run':<44} {'ex':>3} {'tokens':>7} {'n':>5} {'accuracy':>8} {'ECE iso':>7} {'AUROC':>6} "
           f"{'act@98.5':>8} {'median ms':>9} {'p95 ms':>7}  load")
     for row in report_rows(dataset):
         print(row)
+    pairs = paired_rows(dataset)
+    if pairs:
+        print("\n" + "\n".join(pairs))
 
 
 def main() -> int:
