@@ -64,8 +64,8 @@ The prompt's last line asks for the code alone (--closing none, the default),
 or names one code of the task as an example (--closing example); post 02's
 line names C-F, a code a task of up to 26 labels does not have.
 
-A description that starts with its label's name ("travel: trips") loses that
-start, with a note: the prompt writes the name just before it.
+A description that starts with its label's name ("travel: trips") loses that start, with a note: the
+prompt writes the name just before it. --fields: questions besides the intent (08-routes/beyond/fields/).
 
 Codes follow the task. Up to 26 labels: one group, A, whose letter the
 grammar writes for the model, so the code A-C is a choice of one letter among
@@ -101,7 +101,7 @@ from linear import example_messages, fit_classifier
 from make_banking77 import fits_in_prompt, normalise, to_json
 from neighbours import Retriever, gold_positions
 from prompt import build_prompt
-from registry import DATASETS, tasks_dir
+from registry import DATASETS, Dataset, tasks_dir
 from routes import TARGET
 from saved_answers import OWN_RESULTS
 from script_exit import exit_on_bad_input
@@ -592,6 +592,8 @@ def main() -> int:
                              "question or a request for information, change for anything else; printed, written "
                              "only with --accept-kinds")
     parser.add_argument("--accept-kinds", action="store_true", help="write the kinds --kinds-from proposes")
+    parser.add_argument("--fields", type=Path, metavar="CSV", help="questions besides the intent, a row per option: "
+                        "key,question,option,description,safe,gates,out_of_scope (08-routes/beyond/fields/fields.py)")
     parser.add_argument("--out-of-scope-share", metavar="S",
                         help="the share of your traffic that fits none of the labels, a fraction such as 0.14: the "
                              "calibration split holds the out-of-scope label's messages at that share (as far as "
@@ -600,9 +602,13 @@ def main() -> int:
 
     def say(line: str) -> None:
         print(line, file=sys.stderr, flush=True)
+    from fields import fields_from_csv, fields_of, save_fields_prompt, with_fields_entry  # 08-routes/beyond/fields
+    fields = fields_from_csv(args.fields) if args.fields else None  # refused before any work when wrong
     made = make_task(args.name, args.labels, args.messages, args.test, args.seed, args.out_of_scope,
                      args.instructions, args.calib, args.closing, tuple(args.irreversible), args.kind,
                      args.kinds_from, args.accept_kinds, args.out_of_scope_share, say)
+    if fields:
+        made.files[f"{args.name}.json"] = with_fields_entry(made.files[f"{args.name}.json"], fields)
     letters = "".join(sorted({g.letter for g in made.labels.groups} | {i.letter for i in made.labels.intents}))
     checked = check_letters(letters, args.name)
     for line in summary(made):
@@ -615,6 +621,10 @@ def main() -> int:
                        f"splits may have changed" for run in runs]
     write_task(made, folder)
     print(f"wrote {shown(folder)}/: {', '.join(made.files)}")
+    if fields:  # the task just written, as a fresh registry finds it, asked its fields after the code
+        DATASETS[args.name] = Dataset(args.name, folder)
+        print(f"fields {', '.join(f.key for f in fields_of(args.name))}: the prompt and grammar ask them after the "
+              f"code ({', '.join(shown(path) for path in save_fields_prompt(args.name))})")
     intents = made.labels.intents
     print(f"{args.name}: {len(intents)} labels in {len(made.labels.groups)} group"
           f"{'s' if len(made.labels.groups) > 1 else ''}, codes {intents[0].code} to {intents[-1].code}; "

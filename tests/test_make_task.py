@@ -1,9 +1,9 @@
-"""A task of your own (datasets/make_task.py, task.py): prompt, grammar and splits from two CSV files; bad input."""
+"""A task of your own (datasets/make_task.py, task.py): prompt, grammar and splits from two CSV files; bad input.
+
+Its baselines are tested in test_make_task_baselines.py, the labels' kinds in test_make_task_kinds.py.
+"""
 import csv
 import json
-import random
-import sys
-from types import SimpleNamespace
 from pathlib import Path
 
 import pytest
@@ -11,34 +11,12 @@ import pytest
 # conftest.py puts the repository, its post folders and their beyond folders on sys.path
 from grammar_codes import grammar_codes
 from labels import read_label_file
-from make_task import (baselines_table, default_calibration, make_task, own_name_prefix, propose_groups,
-                       round_robin, write_task)
+from make_task import default_calibration, make_task, own_name_prefix, propose_groups, round_robin, write_task
 from registry import Dataset, discover
-from task import TaskLoader, baseline_note
+from task import TaskLoader
+from task_csvs import SCRIPT, WORDS, synthetic, write_csv
 
 ROOT = Path(__file__).resolve().parents[1]
-SCRIPT = "datasets/make_task.py"
-WORDS = ("card", "transfer", "refund", "pin", "cash", "fee", "rate", "account", "app", "phone", "top", "limit")
-
-
-def write_csv(path: Path, header, rows) -> Path:
-    with open(path, "w", newline="", encoding="utf-8") as file:
-        out = csv.writer(file)
-        out.writerow(header)
-        out.writerows(rows)
-    return path
-
-
-def synthetic(tmp_path: Path, n_labels: int, per_label: int = 15, groups: int = 0):
-    """labels.csv and messages.csv of n_labels labels, per_label distinct messages each; labels k and k+1 share a
-    topic word, so proposed groups have something to go by."""
-    names = [f"label_{k}" for k in range(n_labels)]
-    header = ["label", "description"] + (["group"] if groups else [])
-    rows = [[name, f"what {name} is for"] + ([f"G{k % groups}"] if groups else []) for k, name in enumerate(names)]
-    labels = write_csv(tmp_path / "labels.csv", header, rows)
-    texts = [[f"my {WORDS[(k // 2) % len(WORDS)]} question number {i} for {name}", name]
-             for k, name in enumerate(names) for i in range(per_label)]
-    return labels, write_csv(tmp_path / "messages.csv", ["text", "label"], texts)
 
 
 @pytest.mark.parametrize("n_labels", [2, 20, 150])
@@ -335,75 +313,6 @@ def test_a_calib_the_messages_cannot_give_or_below_20_is_refused(tmp_path, run_s
     assert not tasks.exists()
 
 
-def mixed(tmp_path: Path, per_label: int = 60):
-    """labels.csv and messages.csv of 3 labels whose messages share words, so the baselines make mistakes."""
-    names = ["card_arrival", "card_delivery", "top_up"]
-    labels = write_csv(tmp_path / "labels.csv", ["label", "description"], [[n, f"about {n}"] for n in names])
-    words = ("card", "arrive", "sent", "top", "up", "money", "when", "where", "deliver", "still", "not", "my")
-    draw = random.Random(0)  # 3 shared words, and half the time a word of the label's own
-    rows = [[" ".join(draw.sample(words, 3) + ([name] if draw.random() < 0.5 else [])) + f" ({i})", name]
-            for name in names for i in range(per_label)]
-    return labels, write_csv(tmp_path / "messages.csv", ["text", "label"], rows)
-
-
-def test_the_baselines_stored_are_what_neighbours_py_and_linear_py_give_on_the_tasks_splits(tmp_path):
-    from linear import example_messages, fit_classifier
-    from neighbours import Retriever, gold_positions, recall_at
-    labels, messages = mixed(tmp_path)
-    test = write_csv(tmp_path / "test.csv", ["text", "label"],
-                     [["card arrive still not", "card_arrival"], ["top up money", "top_up"], ["my card sent", "card_delivery"]])
-    made = make_task("mine", labels, messages, test, calib=60)
-    write_task(made, tmp_path / "tasks" / "mine")
-    dataset = discover(tasks=tmp_path / "tasks")["mine"]
-    stored = dataset.header["baselines"]
-    assert stored == made.baselines
-    retriever = Retriever.fit(dataset.fit_messages())  # as baseline.py --dataset mine fits it
-    linear = fit_classifier(example_messages(dataset.load_labels()), cache=None)
-    for split in ("calib", "test"):
-        messages_of = dataset.load_split(split)
-        assert stored[split]["neighbours"] == round(recall_at(gold_positions(retriever, messages_of), 1), 4)
-        assert stored[split]["linear_examples"] == round(
-            sum(linear.predict(m.text) == m.intent for m in messages_of) / len(messages_of), 4)
-        assert all(0.0 <= value <= 1.0 for value in stored[split].values())
-    assert stored["fitted_on"] == {"neighbours": 180 - 60, "linear_examples": 15, "linear_fit": 120}
-    assert stored["calib"]["neighbours"] < 1.0  # the messages share words: a test that can fail
-    table = baselines_table(stored)
-    assert len(table) == 4 and f"{100 * stored['test']['neighbours']:.1f}%" in table[1]
-
-
-def test_the_linear_fit_takes_at_most_2000_fit_messages_round_robin(tmp_path):
-    from make_task import linear_sample
-    from labels import Message
-    fit = [Message(f"m-{i}", f"text {i}", "ab"[i % 7 == 0]) for i in range(2100)]  # 300 of b, 1,800 of a
-    sample = linear_sample(fit, 0, cap=1000)
-    assert len(sample) == 1000 and len({m.id for m in sample}) == 1000
-    assert sum(m.intent == "b" for m in sample) == 300  # b runs out after 300 rounds; a fills the rest
-    assert linear_sample(fit, 0, cap=1000) == sample and linear_sample(fit[:50], 0, cap=1000) == fit[:50]
-
-
-def test_a_task_without_a_test_split_has_calib_baselines_only(tmp_path):
-    labels, messages = synthetic(tmp_path, 30, per_label=15)
-    made = make_task("mine", labels, messages)
-    assert set(made.baselines) == {"calib", "fitted_on", "fit_messages", "right"}
-    assert set(made.baselines["right"]) == {"calib"}
-    assert baselines_table(made.baselines)[1].endswith("-")
-
-
-def test_a_task_of_more_than_26_labels_gets_a_logistic_regression_baseline(tmp_path):
-    # 31 labels (CLINC150's travel and car intents and out of scope in the issue): make_task.py used to stop at 26
-    labels, messages = synthetic(tmp_path, 31, per_label=25)
-    test = write_csv(tmp_path / "test.csv", ["text", "label"],
-                     [[f"my {WORDS[(k // 2) % len(WORDS)]} question for label_{k}", f"label_{k}"] for k in range(31)])
-    made = make_task("mine", labels, messages, test)
-    # 25 each: 5 examples, 10 calib (310), and 10 more in the fit messages with the examples: 31 x 15 = 465
-    assert made.baselines["fitted_on"] == {"neighbours": 465, "linear_examples": 155, "linear_fit": 465}
-    assert set(made.baselines["calib"]) == set(made.baselines["test"]) == {"neighbours", "linear_examples", "linear_fit"}
-    table = baselines_table(made.baselines)
-    assert [line.split("  ")[0] for line in table[1:]] == [
-        "nearest neighbours", "logistic regression on the examples", "logistic regression on the fit messages"]
-    assert not any("no logistic regression" in line for line in table)
-
-
 CODE = r"\b[A-Z]-[A-Z]\b"
 
 
@@ -468,157 +377,12 @@ def test_make_task_strips_the_labels_name_from_its_description_and_says_so(tmp_p
         make_task("mine", labels, messages)
 
 
-def mine():
-    """The loader of the task "mine" the test put into the registry."""
-    import registry
-    return registry.DATASETS["mine"].loader()
-
-
-def hand_made_marks(tmp_path, monkeypatch, **baselines):
-    """A task of 2 labels whose calib split is 20 messages, its "baselines" block replaced by hand: key ->
-    (accuracy on the whole split, the marks of its 20 messages). Returns the split's message ids, in order."""
-    import registry
-    labels, messages = synthetic(tmp_path, 2, per_label=20)
-    write_task(make_task("mine", labels, messages, calib=20), tmp_path / "tasks" / "mine")
-    label_file = tmp_path / "tasks" / "mine" / "mine.json"
-    data = json.loads(label_file.read_text())
-    data["baselines"] = {"calib": {key: accuracy for key, (accuracy, _) in baselines.items()},
-                         "fitted_on": dict.fromkeys(baselines, 10), "fit_messages": 10,
-                         "right": {"calib": {key: marks for key, (_, marks) in baselines.items()}}}
-    label_file.write_text(json.dumps(data))
-    monkeypatch.setitem(registry.DATASETS, "mine", discover(tasks=tmp_path / "tasks")["mine"])
-    return [message.id for message in registry.DATASETS["mine"].load_split("calib")]
-
-
-def test_the_baseline_note_pairs_the_model_with_the_stronger_baseline_on_the_messages_it_answered(tmp_path,
-                                                                                                  monkeypatch):
-    # on the whole split linear_examples is ahead (12 of 20 against 8); on the 10 messages answered, the neighbours
-    ids = hand_made_marks(tmp_path, monkeypatch, neighbours=(0.4, "1110011111" + "0" * 10),
-                          linear_examples=(0.6, "1000000001" + "1" * 10))
-    model = [True] * 6 + [False] * 4
-    note = baseline_note(mine(), "calib", dict(zip(ids, model)))
-    # neighbours on these 10: 8 right, linear_examples 2; the model 6.
-    # b (right only with the model) = messages 4 and 5 = 2; c (only with the neighbours) = messages 7-10 = 4.
-    # difference (2 - 4) / 10 = -0.2; se = sqrt(2 + 4 - (2 - 4)^2 / 10) / 10 = sqrt(5.6) / 10 = 0.236643;
-    # 1.959964 x 0.236643 = 0.463811, so -0.2 +- 0.463811 = -0.663811 to +0.263811: -66.4 to +26.4 points
-    assert note == ("the stronger baseline on the 10 messages answered of the split's 20: nearest neighbours 80.0% "
-                    "(make_task.py), the model 60.0%; model minus baseline -20.0 points (95% interval -66.4 to "
-                    "+26.4; right only with the model 2, only with the baseline 4): see "
-                    "datasets/your-task.md#when-the-model-loses-to-the-baseline")
-    # the whole split, the model right on all: linear_examples (12 of 20) is the stronger, and behind the model
-    whole = baseline_note(mine(), "calib", dict.fromkeys(ids, True))
-    # b = 8, c = 0: difference 0.4, se = sqrt(8 - 8^2 / 20) / 20 = sqrt(4.8) / 20 = 0.109545;
-    # x 1.959964 = 0.214704: 0.185296 to 0.614704
-    assert whole == ("the stronger baseline on the 20 messages answered: logistic regression on the examples 60.0% "
-                     "(make_task.py), the model 100.0%; model minus baseline +40.0 points (95% interval +18.5 to "
-                     "+61.5; right only with the model 8, only with the baseline 0)")
-    assert "your-task.md" not in whole
-
-
-def test_the_paired_interval_is_the_wald_interval_of_agresti_11_1():
-    from task import Paired
-    # b = 12, c = 45, n = 200 (the issue's 200 answers): d = -33 / 200 = -0.165;
-    # se = sqrt(57 - 33^2 / 200) / 200 = sqrt(57 - 5.445) / 200 = sqrt(51.555) / 200 = 7.180181 / 200 = 0.035901
-    low, high = Paired("linear_fit", 200, 138, 171, 12, 45).interval()
-    assert (round(low, 4), round(high, 4)) == (round(-0.165 - 1.959964 * 0.035901, 4),
-                                               round(-0.165 + 1.959964 * 0.035901, 4))
-    assert Paired("neighbours", 10, 5, 5, 0, 0).interval() == (0.0, 0.0)  # no discordant message: the point
-
-
-def test_the_baseline_note_says_nothing_for_the_series_and_how_to_get_marks_for_an_older_task(tmp_path, monkeypatch):
-    import registry
-    labels, messages = mixed(tmp_path)
-    write_task(make_task("mine", labels, messages, calib=60), tmp_path / "tasks" / "mine")
-    monkeypatch.setitem(registry.DATASETS, "mine", discover(tasks=tmp_path / "tasks")["mine"])
-    ids = [m.id for m in registry.DATASETS["mine"].load_split("calib")]
-    assert baseline_note(mine(), "calib", dict.fromkeys(ids, False)).endswith(
-        "see datasets/your-task.md#when-the-model-loses-to-the-baseline")
-    assert baseline_note(mine(), "calib", {}) is None
-    # the series' datasets have another loader, without the note: only a task's loader carries it
-    assert [hasattr(registry.DATASETS[name].loader(), "baseline_note_of_run") for name in
-            ("banking77", "clinc150", "banking77oos")] == [False] * 3
-    write_task(make_task("mine", labels, messages, calib=60), tmp_path / "older" / "mine")
-    label_file = tmp_path / "older" / "mine" / "mine.json"
-    data = json.loads(label_file.read_text())
-    del data["baselines"]["right"]  # as make_task.py wrote it before it stored the marks
-    label_file.write_text(json.dumps(data))
-    monkeypatch.setitem(registry.DATASETS, "mine", discover(tasks=tmp_path / "older")["mine"])
-    older = baseline_note(mine(), "calib", dict.fromkeys(ids, True))
-    assert "no per-message marks" in older and older.endswith("(the same files and seed give the same splits)")
-    write_task(make_task("mine", labels, messages, calib=165), tmp_path / "all" / "mine")  # nothing left for test
-    monkeypatch.setitem(registry.DATASETS, "mine", discover(tasks=tmp_path / "all")["mine"])
-    assert baseline_note(mine(), "test", {"messages-0": True}) is None
-
-
 def test_the_next_line_keeps_the_llama_url_the_reader_set(tmp_path, run_script):
     labels, messages = synthetic(tmp_path, 3, per_label=120)
     done = run_script(SCRIPT, "mine", "--labels", labels, "--messages", messages,
                       env={"TYPED_DECISIONS_TASKS": str(tmp_path / "tasks"), "LLAMA_URL": "http://127.0.0.1:1"})
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[-1] == "next: LLAMA_URL=http://127.0.0.1:1 python3 00-setup/server.py start --dataset mine"
-def test_irreversible_labels_are_marked_in_the_label_file_where_the_routes_read_them(tmp_path, monkeypatch):
-    import registry
-    sys.path.insert(0, str(ROOT / "08-routes" / "beyond"))
-    from typicality import irreversible_intents
-    labels, messages = synthetic(tmp_path, 3, per_label=120)
-    made = make_task("mine", labels, messages, irreversible=("label_1",))
-    write_task(made, tmp_path / "tasks" / "mine")
-    monkeypatch.setitem(registry.DATASETS, "mine", Dataset("mine", tmp_path / "tasks" / "mine"))
-    assert irreversible_intents("mine") == {"label_1"}
-    assert len(registry.DATASETS["mine"].load_labels().intents) == 3      # the label file still loads
-    # the mark changes no prompt: the server's cached prefill still fits
-    assert made.files["mine.prompt.txt"] == make_task("mine", labels, messages).files["mine.prompt.txt"]
-    with pytest.raises(ValueError, match="--irreversible 'label_9' is not a label"):
-        make_task("mine", labels, messages, irreversible=("label_9",))
-    with pytest.raises(ValueError, match="the out-of-scope label"):
-        make_task("mine", labels, messages, out_of_scope="label_2", irreversible=("label_2",))
-
-
-def test_a_runs_baseline_note_pairs_its_answers_by_id_and_leaves_failed_requests_out(tmp_path, monkeypatch):
-    import registry
-    from results_record import ResultsLine
-    from task import baseline_note_of_run
-    ids = hand_made_marks(tmp_path, monkeypatch, neighbours=(0.5, "1" * 10 + "0" * 10))
-
-    def line(message_id: str, status: str, correct: bool):
-        return SimpleNamespace(id=message_id, is_answer=status != "error", correct=correct)
-    # 3 answers, 1 right, the neighbours right on all 3; a failed request (the 4th) takes no part
-    part = [line(ids[0], "ok", True), line(ids[1], "ok", False), line(ids[2], "invalid", False),
-            line(ids[3], "error", False)]
-    note = baseline_note_of_run(mine(), "calib", part)
-    assert note.startswith("the stronger baseline on the 3 messages answered of the split's 20: nearest neighbours "
-                           "100.0% (make_task.py), the model 33.3%; model minus baseline -66.7 points")
-    assert note == baseline_note(mine(), "calib", {ids[0]: True, ids[1]: False, ids[2]: False})
-    assert baseline_note_of_run(mine(), "calib", [line(ids[0], "error", False)]) is None
-    assert baseline_note_of_run(mine(), "calib", []) is None
-    assert hasattr(ResultsLine, "is_answer") and "id" in ResultsLine.__dataclass_fields__  # what the note reads
-    # the hook run.py and routes.py reach through the registry; the series' datasets have none
-    assert registry.DATASETS["mine"].loader().baseline_note_of_run("calib", part) == note
-    assert getattr(registry.DATASETS["banking77"].loader(), "baseline_note_of_run", None) is None
-
-
-def test_a_kind_column_marks_each_label_s_action_and_without_it_every_label_is_a_change(tmp_path, monkeypatch):
-    import registry
-    sys.path.insert(0, str(ROOT / "08-routes" / "beyond"))
-    from harm import intent_kinds
-    _, messages = synthetic(tmp_path, 3, per_label=120)
-    kinds = {"label_0": "inform", "label_1": "change", "label_2": "irreversible"}
-    with_kind = write_csv(tmp_path / "kinds.csv", ["label", "description", "kind"],
-                          [[name, f"what {name} is for", kind] for name, kind in kinds.items()])
-    made = make_task("mine", with_kind, messages)
-    write_task(made, tmp_path / "tasks" / "mine")
-    monkeypatch.setitem(registry.DATASETS, "mine", Dataset("mine", tmp_path / "tasks" / "mine"))
-    assert intent_kinds("mine") == kinds
-    without = make_task("mine", synthetic(tmp_path, 3, per_label=120)[0], messages)
-    marked = [i["action"] for g in json.loads(without.files["mine.json"])["groups"] for i in g["intents"]]
-    assert marked == ["change"] * 3
-    # the kind changes no prompt, and --irreversible marks a label irreversible whatever its kind
-    assert made.files["mine.prompt.txt"] == without.files["mine.prompt.txt"]
-    stricter = make_task("mine", with_kind, messages, irreversible=("label_0",))
-    assert [i["action"] for g in json.loads(stricter.files["mine.json"])["groups"] for i in g["intents"]][0] == \
-        "irreversible"
-
-
 def test_a_kind_column_with_another_kind_is_refused_in_one_line_and_nothing_is_written(tmp_path, run_script):
     _, messages = synthetic(tmp_path, 2, per_label=160)
     labels = write_csv(tmp_path / "kinds.csv", ["label", "description", "kind"],
@@ -629,74 +393,6 @@ def test_a_kind_column_with_another_kind_is_refused_in_one_line_and_nothing_is_w
     assert done.returncode == 2 and len(done.stderr.splitlines()) == 1
     assert "the label 'label_1' has the kind 'delete'; expected inform, change, irreversible" in done.stderr
     assert not tasks.exists()
-
-
-# ---------------------------------------------------------------- what the labels' kinds cost, and how to give them
-
-DESCRIBED = {"card_arrival": "Where is my card?", "exchange_rate": "What is the exchange rate between two currencies",
-             "fees": "Asks about the fees of a transfer", "book_hotel": "Book a hotel room.",
-             "change_pin": "Can I change my PIN?", "lost_luggage": "Report a bag the airline lost"}
-
-
-def described(tmp_path: Path, per_label: int = 60):
-    """labels.csv of DESCRIBED (no kind column) and messages.csv with per_label messages each."""
-    labels = write_csv(tmp_path / "labels.csv", ["label", "description"], list(DESCRIBED.items()))
-    messages = write_csv(tmp_path / "messages.csv", ["text", "label"],
-                         [[f"{name.replace('_', ' ')} message {i}", name] for name in DESCRIBED for i in range(per_label)])
-    return labels, messages
-
-
-def actions(made) -> dict[str, str]:
-    return {i["intent"]: i["action"] for g in json.loads(made.files["mine.json"])["groups"] for i in g["intents"]}
-
-
-@pytest.mark.parametrize("description, kind", [
-    ("Where is my card?", "inform"), ("How do you change a car's oil?", "inform"),
-    ("Is a flight on time, delayed or cancelled", "inform"), ("Asks about the fees of a transfer", "inform"),
-    ("Information on opening hours", "inform"), ("Check the balance", "inform"),
-    ("Book a hotel room.", "change"), ("Can I change my PIN?", "change"),   # a polite request is a change
-    ("Asks for a refund", "change"), ("A bank account: balance, transfers, bills", "change"),
-    ("Tell the bank about a trip", "change"),
-])
-def test_a_description_that_reads_as_a_question_is_proposed_inform_and_anything_else_a_change(description, kind):
-    from task import proposed_kind
-    assert proposed_kind(description) == kind
-
-
-def test_without_a_kind_column_one_line_says_every_label_is_a_change_and_what_that_costs(tmp_path):
-    labels, messages = described(tmp_path)
-    made = make_task("mine", labels, messages)
-    assert set(actions(made).values()) == {"change"}  # the safe default when the reader says nothing
-    [line] = made.kind_lines
-    assert line.startswith("kinds: every label is a change, the safe default (no kind column)")
-    assert "99.9% precision on calib, not the 98.5%" in line  # harm.CHANGE_TARGET and routes.TARGET
-    assert "--kind inform" in line and "--kinds-from descriptions" in line and not made.kinds_pending
-
-
-def test_kind_inform_marks_every_label_inform_and_irreversible_still_wins(tmp_path):
-    labels, messages = described(tmp_path)
-    made = make_task("mine", labels, messages, kind="inform", irreversible=("change_pin",))
-    assert actions(made) == {**dict.fromkeys(DESCRIBED, "inform"), "change_pin": "irreversible"}
-    assert made.kind_lines == ["kinds (what acting on a label does, 08-routes/beyond/gate/harm.py): 5 inform, "
-                               "1 irreversible, from --kind inform"]
-
-
-def test_kinds_from_descriptions_prints_a_proposal_and_writes_it_only_with_accept_kinds(tmp_path, run_script):
-    labels, messages = described(tmp_path)
-    proposed = {"card_arrival": "inform", "exchange_rate": "inform", "fees": "inform", "book_hotel": "change",
-                "change_pin": "change", "lost_luggage": "change"}
-    waiting = make_task("mine", labels, messages, kinds_from="descriptions")
-    assert set(actions(waiting).values()) == {"change"} and waiting.kinds_pending
-    assert "  inform (3): card_arrival, exchange_rate, fees" in waiting.kind_lines
-    assert "  change (3): book_hotel, change_pin, lost_luggage" in waiting.kind_lines
-    accepted = make_task("mine", labels, messages, kinds_from="descriptions", accept_kinds=True)
-    assert actions(accepted) == proposed and not accepted.kinds_pending
-    assert accepted.files["mine.prompt.txt"] == waiting.files["mine.prompt.txt"]  # the kinds change no prompt
-    env = {"TYPED_DECISIONS_TASKS": str(tmp_path / "tasks"), "LLAMA_URL": "http://127.0.0.1:1"}
-    done = run_script(SCRIPT, "mine", "--labels", labels, "--messages", messages, "--kinds-from", "descriptions", env=env)
-    assert done.returncode == 0, done.stderr
-    assert (f"to write these kinds: python3 datasets/make_task.py mine --labels {labels} --messages {messages} "
-            f"--kinds-from descriptions --accept-kinds") in done.stdout.splitlines()
 
 
 # ---------------------------------------------------------------- the out-of-scope share of the calibration split
@@ -867,19 +563,6 @@ def test_kind_options_are_refused_beside_a_kind_column(tmp_path, run_script):
                           env={"TYPED_DECISIONS_TASKS": str(tmp_path / "tasks")})
         assert (done.returncode, len(done.stderr.splitlines())) == (2, 1)
         assert "the labels file has a kind column" in done.stderr
-
-
-def test_making_a_task_again_only_for_new_baseline_marks_keeps_its_runs(tmp_path):
-    from make_task import changed_task
-    labels, messages = synthetic(tmp_path, 3, per_label=120)
-    made = make_task("mine", labels, messages)
-    write_task(made, tmp_path / "mine")
-    data = json.loads(made.files["mine.json"])
-    del data["baselines"]["right"]  # the task as make_task.py made it before the marks
-    (tmp_path / "mine" / "mine.json").write_text(json.dumps(data))
-    assert not changed_task(tmp_path / "mine", made.files, "mine")
-    assert changed_task(tmp_path / "mine", make_task("mine", labels, messages, seed=1).files, "mine")  # other splits
-    assert not changed_task(tmp_path / "elsewhere", made.files, "mine")
 
 
 def test_check_groups_checks_a_tasks_grouping_and_names_its_unlike_labels(tmp_path, run_script):

@@ -38,10 +38,10 @@ def test_a_shorter_prompt_is_paired_with_the_post_s_on_the_same_test_messages(re
     assert [i for i, v in five.items() if v[1]] == ["test-1", "test-2"] and [i for i, v in zero.items() if v[1]] == [
         "test-1", "test-4"]
     # accuracy: 3 of 4 against 2 of 4, message 2 right only with 5: -25 points, one discordant pair
-    accuracy = prompt_price.paired(five, zero, 0)
+    accuracy = prompt_price.paired_prompts(five, zero, 0)
     assert accuracy == PairedCost(4, 3, 2, 1, 0, 0, 0, 0) and accuracy.difference == -0.25
     # acts: 2 each, message 2 only with 5, message 4 only with 0: 0 points, se = sqrt(2 - 0) / 4
-    acts = prompt_price.paired(five, zero, 1)
+    acts = prompt_price.paired_prompts(five, zero, 1)
     assert acts.difference == 0.0 and acts.interval() == pytest.approx((-1.96 * 2 ** 0.5 / 4, 1.96 * 2 ** 0.5 / 4),
                                                                         abs=1e-3)
     rows = prompt_price.paired_rows("banking77")

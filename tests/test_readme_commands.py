@@ -14,9 +14,10 @@ import subprocess
 import textwrap
 
 import pytest
-from readme_commands import (ROOT, Command, Outcome, ReadmeFormatError, classify, collect, difference,
-                             imports_client, limited, matches, parse_markdown, parse_only, readme_files, run_offline,
-                             run_with_limit, unlabelled_command_blocks, update_readmes, with_option, workspace)
+from readme_blocks import (ROOT, Command, ReadmeFormatError, collect, parse_markdown, readme_files,
+                           unlabelled_command_blocks)
+from readme_commands import (Outcome, classify, difference, imports_client, limited, matches, parse_only, run_offline,
+                             run_with_limit, update_readmes, with_option, workspace)
 
 COMMANDS = collect()
 KINDS = {command.id: classify(command) for command in COMMANDS}

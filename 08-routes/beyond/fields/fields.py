@@ -158,6 +158,50 @@ def fields_of(dataset: str) -> tuple[Field, ...]:
     return parse_fields(data.get("fields", []), str(source.label_file)) if "fields" in data else ()
 
 
+FIELDS_CSV_HEADER = ["key", "question", "option", "description", "safe", "gates", "out_of_scope"]
+
+
+def fields_from_csv(path: Path) -> list[dict]:
+    """The "fields" list of a label file from a CSV (make_task.py --fields): the header key,question,option,
+    description,safe,gates,out_of_scope and a row per option, a field's rows one after another in the order of
+    its letters; key, question and gates on its first row (blank after it: the same); safe and out_of_scope
+    "yes" on the options they name, else blank; gates "all" or "change" (blank: all). Checked as a label file's
+    fields are (parse_fields): ValueError in one sentence naming the file, as task.read_csv raises too."""
+    from task import read_csv
+    _, rows = read_csv(path, (FIELDS_CSV_HEADER,), "the fields")
+    items: list[dict] = []
+    for number, (key, question, option, description, safe, gates, out_of_scope) in enumerate(rows, start=2):
+        key = key.strip()
+        if key and (not items or items[-1]["key"] != key):
+            if any(item["key"] == key for item in items):
+                raise ValueError(f"the fields file {path}, row {number}: the rows of field {key!r} are not together")
+            items.append({"key": key, "question": question.strip(), "options": [], "safe": [],
+                          "gates": gates.strip() or "all"})
+        elif not items:
+            raise ValueError(f"the fields file {path}, row {number}: the first row names no key")
+        field = items[-1]
+        field["options"].append({"id": option.strip(), "description": description.strip()})
+        for column, value in (("safe", safe), ("out_of_scope", out_of_scope)):
+            if value.strip().lower() not in ("", "yes"):
+                raise ValueError(f"the fields file {path}, row {number}: {column} is 'yes' or blank, not {value!r}")
+        if safe.strip():
+            field["safe"].append(option.strip())
+        if out_of_scope.strip():
+            field["out_of_scope"] = option.strip()
+    parse_fields(items, f"the fields file {path}")
+    return items
+
+
+def with_fields_entry(label_json: bytes, items: list[dict]) -> bytes:
+    """A label file's bytes (make_banking77.to_json's layout) with "fields" set to items, before "groups"."""
+    from make_banking77 import to_json
+    data = json.loads(label_json)
+    data.pop("fields", None)
+    at = list(data).index("groups")
+    entries = list(data.items())
+    return to_json(dict([*entries[:at], ("fields", items), *entries[at:]])).encode("utf-8")
+
+
 # ---------------------------------------------------------------- the prompt and the grammar
 
 @dataclass(frozen=True)
@@ -224,8 +268,8 @@ def fields_prompt(dataset: str) -> FieldsPrompt:
     base = build_prompt(without_codes(labels, dropped), prompt_examples(source.base), True,
                         getattr(loader, "PROMPT_INSTRUCTIONS", INSTRUCTIONS), "")
     made = FieldsPrompt(base, fields, dropped)
-    closing = getattr(loader, "PROMPT_CLOSING", CLOSING).replace("the code only, for example C-F",
-                                                                   f"the code and the letters only, for example {made.example}")
+    closing = re.sub(r"the code only(, for example [A-Z]-[A-Z])?", f"the code and the letters only, for example "
+                     f"{made.example}", getattr(loader, "PROMPT_CLOSING", CLOSING))
     system = base.system.rstrip("\n") + "\n\n" + fields_section(fields, made.example) + "\n\n" + closing
     return replace(made, prompt=replace(base, system=system, grammar=fields_grammar(grammar_of(base.intent_letters),
                                                                                       fields)))

@@ -88,6 +88,16 @@ def load_set(path: Path) -> list[dict]:
     return messages
 
 
+def default_decisions(dataset: str) -> list[str]:
+    """The model alone and the decision the service would serve for `dataset` (decisions/choose.py); the model
+    alone only, with a note saying how to fit them, where the dataset has no decision routers yet."""
+    try:
+        return list(dict.fromkeys(["model", choose(dataset).chosen.name]))
+    except FileNotFoundError as missing:
+        print(f"the model alone only: {missing}")
+        return ["model"]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--dataset", choices=sorted(DATASETS), default="banking77",
@@ -108,7 +118,7 @@ def main() -> int:
     if not path.exists():
         raise FileNotFoundError(f"no adversarial set for {args.dataset} at {path}: give one with --set")
     messages = load_set(path)[: args.limit]
-    names = args.decision or list(dict.fromkeys(["model", choose(args.dataset).chosen.name]))
+    names = args.decision or default_decisions(args.dataset)
     prompt = load_prompt(args.dataset)
     fits, deciders, skipped = {}, {}, []
     for decision in names:

@@ -191,7 +191,7 @@ def acted_on(dataset: str, examples: int, test: list) -> dict[str, tuple[bool, b
     return {r.id: (r.correct, route_of(r, calibrate(r), thresholds) == "act", r.wall_ms) for r in test}
 
 
-def paired(a: dict, b: dict, index: int) -> PairedCost:
+def paired_prompts(a: dict, b: dict, index: int) -> PairedCost:
     """PairedCost of b against a over the ids both have, "right" read from field `index` of their tuples."""
     ids = sorted(set(a) & set(b))
     only_a = sum(1 for i in ids if a[i][index] and not b[i][index])
@@ -228,7 +228,7 @@ def paired_rows(dataset: str) -> list[str]:
                    f"median {statistics.median(ms):.0f} ms, p95 {ms[min(len(ms) - 1, int(0.95 * len(ms)))]:.0f} ms")
             if k != post:
                 for name, index in (("accuracy", 0), ("acts", 1)):
-                    cost = paired(decided[post], mine, index)
+                    cost = paired_prompts(decided[post], mine, index)
                     low, high = cost.interval()
                     row += (f"; {name} {100 * cost.difference:+.1f} points ({100 * low:+.1f} to {100 * high:+.1f}, "
                             f"{cost.n} paired)")
