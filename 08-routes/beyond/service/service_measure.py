@@ -141,6 +141,7 @@ def main() -> int:
             raise ValueError(f"the service on port {port} routes {summary.get('dataset')}, not {args.dataset}")
         decisions[port] = summary["decision"]["name"]
         routers[port] = summary["router_sha256"]
+    args.out_folder.mkdir(parents=True, exist_ok=True)  # a folder of the reader's naming may not exist yet
     paths = {port: routes_path(args.out_folder, args.dataset, decisions[port], routers[port], what) for port in args.services}
     done = {port: done_ids(path) for port, path in paths.items()}
     todo = [m for m in messages if any(m.id not in done[port] for port in args.services)]
