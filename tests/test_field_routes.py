@@ -126,3 +126,16 @@ def test_a_router_s_stored_gates_are_rebuilt_as_fitted():
     assert [g.field.key for g in rebuilt] == ["scope", "requester"] and rebuilt[1].field.safe == ("holder", "unclear")
     assert rebuilt[0].calibration(0.8) == pytest.approx(0.75) and rebuilt[0].threshold == 1.0
     assert rebuilt[1].threshold is None and rebuilt[1].why("holder", 1.0)[0] == "ask"
+
+
+def test_the_biggest_seeded_sample_of_a_split_comes_first_and_the_test_side_takes_it(tmp_path, monkeypatch):
+    import fields_route
+    monkeypatch.setattr(fields_route, "OWN_RESULTS", tmp_path)
+    monkeypatch.setattr(fields_route, "later_reference_folders", lambda: [])
+    assert fields_route.sample_runs("banking77fields", "test") == []
+    assert fields_route.test_sources("banking77fields") == ("requester-test",)
+    for name in ("test-sample200-seed0", "test-sample1000-seed0", "oos-test-sample300-seed0", "calib"):
+        (tmp_path / f"banking77fields-{name}.jsonl").write_text("", encoding="utf-8")
+    assert fields_route.sample_runs("banking77fields", "test") == ["test-sample1000-seed0", "test-sample200-seed0"]
+    assert fields_route.test_sources("banking77fields") == ("test-sample1000-seed0", "oos-test-sample300-seed0",
+                                                            "requester-test")

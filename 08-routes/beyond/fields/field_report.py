@@ -37,7 +37,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
 import series  # puts the post folders on sys.path
 from fields import fields_of, fields_prompt
-from fields_route import VIEW_SOURCES, fields_answers, view_line
+from fields_route import VIEW_SOURCES, fields_answers, sample_runs, test_sources, view_line
 from harm import for_someone_else, intent_kinds
 from intervals import clopper_pearson
 from registry import DATASETS, add_dataset_argument
@@ -51,7 +51,7 @@ def write_views(dataset: str) -> dict[tuple[str, str], int]:
     """Write every field's view of every split whose runs are there; (field, split) -> lines written."""
     written = {}
     for field in fields_of(dataset):
-        for split, names in VIEW_SOURCES.items():
+        for split, names in (("calib", VIEW_SOURCES["calib"]), ("test", test_sources(dataset))):
             lines = [view for name in names for line in fields_answers(dataset, name)
                      if (view := view_line(line, field)) is not None]
             if lines:
@@ -65,8 +65,8 @@ def scope_table(dataset: str) -> list[str]:
     """The scope field's AUROC as a detector of messages that are not requests (in: the test sample; out:
     CLINC150's out-of-scope test messages), beside the code's own confidence in the same requests."""
     field = next((f for f in fields_of(dataset) if f.out_of_scope), None)
-    inside = [line for name in ("test-sample1000-seed0", "test-sample300-seed0") for line in fields_answers(dataset, name)]
-    outside = [line for name in ("oos-test-sample300-seed0", "oos-test-sample1000-seed0") for line in fields_answers(dataset, name)]
+    inside = [line for name in sample_runs(dataset, "test")[:1] for line in fields_answers(dataset, name)]
+    outside = [line for name in sample_runs(dataset, "oos-test")[:1] for line in fields_answers(dataset, name)]
     if field is None or not inside or not outside:
         return [f"scope: no runs of {dataset}'s test sample and CLINC150's out-of-scope test messages yet"]
     safe = next(o.id for o in field.options if o.id != field.out_of_scope)
@@ -123,6 +123,12 @@ def requester_table(dataset: str) -> list[str]:
         lines.append(f"the requester set's test half ({len(test)} answers; right answer from its labels):")
         lines += requester_rows(test, lambda line: line.extra["gold_fields"]["requester"] == "someone_else"
                                 if "requester" in line.extra["gold_fields"] else None, kinds)
+        field = next(f for f in fields_of(dataset) if f.key == "requester")
+        scored = [(line.extra["fields"]["requester"]["distribution"][field.letter_of("someone_else")],
+                   line.extra["gold_fields"].get("requester") == "someone_else") for line in test if line.extra.get("fields")]
+        if len({right for _, right in scored}) == 2:  # AUROC needs both kinds of message
+            lines.append(f"  AUROC of P(someone_else) as a detector of someone else's request: "
+                         f"{auroc([p for p, _ in scored], [right for _, right in scored]):.3f} ({len(scored)} answers)")
     sets = sorted(OWN_RESULTS.glob(f"{dataset}-harm-*.jsonl")) + sorted(OWN_RESULTS.glob(f"{dataset}-third*.jsonl")) + \
         sorted(OWN_RESULTS.glob(f"{dataset}-outside*.jsonl"))
     for path in sets:
@@ -141,7 +147,7 @@ def requester_table(dataset: str) -> list[str]:
 def clinc150_table(dataset: str) -> list[str]:
     """CLINC150 as three fields against the single code with K-A, on the same seeded test sample."""
     from saved_answers import read_split
-    fields_lines = fields_answers(dataset, "test-sample1000-seed0")
+    fields_lines = [line for name in sample_runs(dataset, "test")[:1] for line in fields_answers(dataset, name)]
     if not fields_lines:
         return [f"no run of {dataset}'s test sample yet: python3 08-routes/beyond/fields/fields_run.py --dataset "
                 f"{dataset} --split test --sample 1000"]
@@ -165,11 +171,27 @@ def clinc150_table(dataset: str) -> list[str]:
     return rows
 
 
+def report_gates(dataset: str) -> tuple[list, list[str]]:
+    """The gates of the fields that have calib answers (fields_route.fit_field_gate), and a line for each gating
+    field left out for want of them: the tables show what the fields there are do (the service refuses instead)."""
+    from fields_route import calib_view, fit_field_gate
+    gates, missing = [], []
+    for field in fields_of(dataset):
+        if field.safe:
+            calib = calib_view(dataset, field)
+            if calib:
+                gates.append(fit_field_gate(field, calib))
+            else:
+                missing.append(f"{field.key}: no gate here, no calib answers of it yet (fields_run.py --set "
+                               f"{field.key}-calib, where the dataset has such a set)")
+    return gates, missing
+
+
 def routes_table(dataset: str) -> list[str]:
     """The code's routes (post 06's calibration on the calib run, post 08's thresholds on it and the off-topic
     answers, what stands before act) without and with the fields' gates (fields_route.py), on each test-side run:
     the messages acted on, right and wrong, and the wrong ones by the kind of action of their intent."""
-    from fields_route import fit_field_gates, route_with_fields
+    from fields_route import route_with_fields
     from harm import CHANGE_TARGET
     from routes import ASK_TARGET, TARGET, fit_calibration, fit_thresholds, route_of
     from safety import fit_safety, route_before_act
@@ -182,14 +204,13 @@ def routes_table(dataset: str) -> list[str]:
     thresholds = fit_thresholds(calib + offtopic, calibrate, TARGET, ASK_TARGET, out_of_scope)
     safety = fit_safety(dataset, calib, calibrate, TARGET, source.fit_retriever(), CHANGE_TARGET, out_of_scope,
                         True, offtopic)
-    gates = fit_field_gates(dataset)
+    gates, missing = report_gates(dataset)
     kinds = intent_kinds(dataset)
-    rows = [f"routes of {dataset}'s code (act >= {thresholds.t_act}, ask >= {thresholds.t_ask}, fitted on {len(calib)} "
+    rows = missing + [f"routes of {dataset}'s code (act >= {thresholds.t_act}, ask >= {thresholds.t_ask}, fitted on {len(calib)} "
             f"calib and {len(offtopic)} off-topic answers), without and with the fields before act: "
             + "; ".join(f"{g.field.key} >= {g.threshold if g.threshold is None else round(g.threshold, 3)} "
                         f"(gates {g.field.gates}, {g.answers} calib answers)" for g in gates)]
-    names = ["test-sample1000-seed0", "test-sample300-seed0", "oos-test-sample300-seed0", "oos-test-sample1000-seed0",
-             "requester-test", *sorted(p.stem.removeprefix(dataset + "-") for p in OWN_RESULTS.glob(f"{dataset}-*.jsonl")
+    names = [*test_sources(dataset), *sorted(p.stem.removeprefix(dataset + "-") for p in OWN_RESULTS.glob(f"{dataset}-*.jsonl")
                                        if p.stem.removeprefix(dataset + "-").startswith(("harm-", "third", "outside")))]
     for name in names:
         lines = fields_answers(dataset, name)
@@ -223,16 +244,15 @@ def regression_table(dataset: str) -> list[str]:
     from dataclasses import replace
     from choose import choose
     from decision_router import read_decision_router, ready_router, served_route
-    from fields_route import fit_field_gates, route_with_fields
+    from fields_route import route_with_fields
     base = DATASETS[dataset].base
     choice = choose(base)
     router = read_decision_router(choice.chosen.path)
     ready = ready_router(router, choice.chosen.path)
-    gates = fit_field_gates(dataset)
+    gates, missing = report_gates(dataset)
     kinds = intent_kinds(dataset)
-    rows = [f"{base}'s served decision ({router.decision.name}) without and with {dataset}'s fields before act:"]
-    names = ["test-sample300-seed0", "test-sample1000-seed0", "oos-test-sample300-seed0", "offtopic", "requester-test",
-             *sorted(p.stem.removeprefix(dataset + "-") for p in OWN_RESULTS.glob(f"{dataset}-*.jsonl")
+    rows = missing + [f"{base}'s served decision ({router.decision.name}) without and with {dataset}'s fields before act:"]
+    names = [*test_sources(dataset), "offtopic", *sorted(p.stem.removeprefix(dataset + "-") for p in OWN_RESULTS.glob(f"{dataset}-*.jsonl")
                      if p.stem.removeprefix(dataset + "-").startswith(("harm-", "third", "outside")))]
     for name in names:
         lines = fields_answers(dataset, name)

@@ -32,7 +32,7 @@ from fields import Field, fields_of
 from isotonic import IsotonicFit, fit_isotonic
 from results_record import ResultsLine, parse_lines
 from routes import TARGET, lowest_cut
-from saved_answers import OWN_RESULTS, reference_path
+from saved_answers import OWN_RESULTS, later_reference_folders, reference_path
 
 
 @dataclass(frozen=True)
@@ -62,10 +62,26 @@ class FieldGate:
         return None
 
 
-# which fields runs (fields_run.py's file names after the dataset's) make each split of a field's view
-VIEW_SOURCES = {"calib": ("calib", "offtopic", "requester-calib"),
-                "test": ("test-sample1000-seed0", "test-sample300-seed0", "oos-test-sample300-seed0",
-                         "oos-test-sample1000-seed0", "requester-test")}
+# which fields runs (fields_run.py's file names after the dataset's) make the calib split of a field's view; the
+# test split's are test_sources(dataset)
+VIEW_SOURCES = {"calib": ("calib", "offtopic", "requester-calib")}
+
+
+def sample_runs(dataset: str, split: str) -> list[str]:
+    """The names (after "<dataset>-") of the seeded samples of a split (fields_run.py --split test, or --set
+    oos-test, with --sample N) run for the dataset, yours or committed, the biggest sample first: a sample's
+    messages are those of a smaller one with the same seed and more, so readers take the first."""
+    found = {path.stem.removeprefix(f"{dataset}-")
+             for folder in (OWN_RESULTS, *later_reference_folders())
+             for path in folder.glob(f"{dataset}-{split}-sample*-seed*.jsonl")}
+    return sorted(found, key=lambda name: -int(name.split("-sample")[1].split("-")[0]))
+
+
+def test_sources(dataset: str) -> tuple[str, ...]:
+    """The fields runs of the test side of a field's view: the biggest seeded test sample, the biggest of
+    CLINC150's out-of-scope test messages, and the requester set's test half."""
+    return tuple(names[0] for split in ("test", "oos-test") if (names := sample_runs(dataset, split))) + \
+        ("requester-test",)
 
 
 def fields_answers(dataset: str, name: str) -> list[ResultsLine]:
@@ -110,7 +126,9 @@ def fit_field_gate(field: Field, calib: list[ResultsLine], target: float = TARGE
     """A field's gate from its calib view: isotonic regression on its confidence, then t_field (module docstring).
     Raises ValueError for no calib answers."""
     if not calib:
-        raise ValueError(f"no calib answers of field {field.key!r}: run fields_run.py --split calib first")
+        raise ValueError(f"no calib answers of field {field.key!r} (its right option is known in none of the "
+                         f"calib-side runs: {', '.join(VIEW_SOURCES['calib'])}): write them with python3 "
+                         f"08-routes/beyond/fields/fields_run.py --split calib, or --set offtopic / requester-calib")
     calibration = fit_isotonic(*outcomes(calib))
     said_safe = [(calibration(line.confidence), line.gold_intent in field.safe) for line in calib
                  if line.intent in field.safe]
