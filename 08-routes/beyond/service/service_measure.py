@@ -42,6 +42,7 @@ import series  # puts the post folders on sys.path
 from harm import KINDS, intent_kinds
 from intervals import clopper_pearson
 from labels import printable, seeded_sample
+from oos_cost import PairedCost
 from registry import DATASETS, add_dataset_argument
 from routes import interval_text
 from saved_answers import OWN_RESULTS
@@ -108,6 +109,21 @@ def service_report(dataset: str, decision: str, rows: list[dict], kinds: dict[st
     return lines
 
 
+def paired_acts(first: str, first_rows: list[dict], other: str, other_rows: list[dict]) -> str:
+    """One line: the act coverage of the first service minus another's on the messages both answered, with the
+    95% interval of a paired difference (oos_cost.PairedCost: Agresti 2013, 11.1), in points."""
+    acted = {row["id"]: row["route"] == "act" for row in other_rows}
+    pairs = [(row["route"] == "act", acted[row["id"]]) for row in first_rows if row["id"] in acted]
+    if not pairs:
+        return f"{first} against {other}: no message answered by both"
+    cost = PairedCost(len(pairs), sum(b for _, b in pairs), sum(a for a, _ in pairs),
+                      sum(b and not a for a, b in pairs), sum(a and not b for a, b in pairs), 0, 0, 0)
+    low, high = cost.interval()
+    return (f"{first} acts on {cost.right_with / cost.n:.1%}, {other} on {cost.right_without / cost.n:.1%} of the "
+            f"same {cost.n} messages: {100 * cost.difference:+.1f} points (95% interval {100 * low:+.1f} to "
+            f"{100 * high:+.1f}; acted on by one only: {cost.only_with} and {cost.only_without})")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_dataset_argument(parser)
@@ -171,12 +187,19 @@ def main() -> int:
     wanted = {m.id for m in messages}
     print(f"\nload average (1 min) at the start {load_start[0]:.2f}, at the end {load_end[0]:.2f}; "
           f"{os.cpu_count()} CPUs")
+    answered = {}
     for port in args.services:
         rows = [json.loads(line) for line in paths[port].read_text().splitlines() if line.strip()]
-        rows = [row for row in rows if row["id"] in wanted]
-        print("\n" + "\n".join(service_report(args.dataset, f"{decisions[port]} (router {routers[port][:8]})", rows, kinds,
-                                               dataset.out_of_scope_intents, every_act=bool(args.set))))
+        answered[port] = [row for row in rows if row["id"] in wanted]
+        print("\n" + "\n".join(service_report(args.dataset, f"{decisions[port]} (router {routers[port][:8]})",
+                                               answered[port], kinds, dataset.out_of_scope_intents,
+                                               every_act=bool(args.set))))
         print(f"  routes: {paths[port]}")
+    first, *others = args.services
+    if others:
+        print()
+    for port in others:  # the first service's decision against each other one, message by message
+        print(paired_acts(decisions[first], answered[first], decisions[port], answered[port]))
     return 0
 
 
