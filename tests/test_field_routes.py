@@ -132,10 +132,10 @@ def test_the_biggest_seeded_sample_of_a_split_comes_first_and_the_test_side_take
     import fields_route
     monkeypatch.setattr(fields_route, "OWN_RESULTS", tmp_path)
     monkeypatch.setattr(fields_route, "later_reference_folders", lambda: [])
-    assert fields_route.sample_runs("banking77fields", "test") == []
+    assert fields_route.fields_sample_runs("banking77fields", "test") == []
     assert fields_route.test_sources("banking77fields") == ("requester-test",)
     for name in ("test-sample200-seed0", "test-sample1000-seed0", "oos-test-sample300-seed0", "calib"):
         (tmp_path / f"banking77fields-{name}.jsonl").write_text("", encoding="utf-8")
-    assert fields_route.sample_runs("banking77fields", "test") == ["test-sample1000-seed0", "test-sample200-seed0"]
+    assert fields_route.fields_sample_runs("banking77fields", "test") == ["test-sample1000-seed0", "test-sample200-seed0"]
     assert fields_route.test_sources("banking77fields") == ("test-sample1000-seed0", "oos-test-sample300-seed0",
                                                             "requester-test")

@@ -37,7 +37,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
 import series  # puts the post folders on sys.path
 from fields import fields_of, fields_prompt
-from fields_route import VIEW_SOURCES, fields_answers, sample_runs, test_sources, view_line
+from fields_route import VIEW_SOURCES, fields_answers, fields_sample_runs, test_sources, view_line
 from harm import for_someone_else, intent_kinds
 from intervals import clopper_pearson
 from registry import DATASETS, add_dataset_argument
@@ -65,8 +65,8 @@ def scope_table(dataset: str) -> list[str]:
     """The scope field's AUROC as a detector of messages that are not requests (in: the test sample; out:
     CLINC150's out-of-scope test messages), beside the code's own confidence in the same requests."""
     field = next((f for f in fields_of(dataset) if f.out_of_scope), None)
-    inside = [line for name in sample_runs(dataset, "test")[:1] for line in fields_answers(dataset, name)]
-    outside = [line for name in sample_runs(dataset, "oos-test")[:1] for line in fields_answers(dataset, name)]
+    inside = [line for name in fields_sample_runs(dataset, "test")[:1] for line in fields_answers(dataset, name)]
+    outside = [line for name in fields_sample_runs(dataset, "oos-test")[:1] for line in fields_answers(dataset, name)]
     if field is None or not inside or not outside:
         return [f"scope: no runs of {dataset}'s test sample and CLINC150's out-of-scope test messages yet"]
     safe = next(o.id for o in field.options if o.id != field.out_of_scope)
@@ -147,7 +147,7 @@ def requester_table(dataset: str) -> list[str]:
 def clinc150_table(dataset: str) -> list[str]:
     """CLINC150 as three fields against the single code with K-A, on the same seeded test sample."""
     from saved_answers import read_split
-    fields_lines = [line for name in sample_runs(dataset, "test")[:1] for line in fields_answers(dataset, name)]
+    fields_lines = [line for name in fields_sample_runs(dataset, "test")[:1] for line in fields_answers(dataset, name)]
     if not fields_lines:
         return [f"no run of {dataset}'s test sample yet: python3 08-routes/beyond/fields/fields_run.py --dataset "
                 f"{dataset} --split test --sample 1000"]

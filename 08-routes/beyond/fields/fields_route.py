@@ -67,7 +67,7 @@ class FieldGate:
 VIEW_SOURCES = {"calib": ("calib", "offtopic", "requester-calib")}
 
 
-def sample_runs(dataset: str, split: str) -> list[str]:
+def fields_sample_runs(dataset: str, split: str) -> list[str]:
     """The names (after "<dataset>-") of the seeded samples of a split (fields_run.py --split test, or --set
     oos-test, with --sample N) run for the dataset, yours or committed, the biggest sample first: a sample's
     messages are those of a smaller one with the same seed and more, so readers take the first."""
@@ -80,7 +80,7 @@ def sample_runs(dataset: str, split: str) -> list[str]:
 def test_sources(dataset: str) -> tuple[str, ...]:
     """The fields runs of the test side of a field's view: the biggest seeded test sample, the biggest of
     CLINC150's out-of-scope test messages, and the requester set's test half."""
-    return tuple(names[0] for split in ("test", "oos-test") if (names := sample_runs(dataset, split))) + \
+    return tuple(names[0] for split in ("test", "oos-test") if (names := fields_sample_runs(dataset, split))) + \
         ("requester-test",)
 
 

@@ -109,7 +109,7 @@ def service_report(dataset: str, decision: str, rows: list[dict], kinds: dict[st
     return lines
 
 
-def paired_acts(first: str, first_rows: list[dict], other: str, other_rows: list[dict]) -> str:
+def paired_act_line(first: str, first_rows: list[dict], other: str, other_rows: list[dict]) -> str:
     """One line: the act coverage of the first service minus another's on the messages both answered, with the
     95% interval of a paired difference (oos_cost.PairedCost: Agresti 2013, 11.1), in points."""
     acted = {row["id"]: row["route"] == "act" for row in other_rows}
@@ -199,7 +199,7 @@ def main() -> int:
     if others:
         print()
     for port in others:  # the first service's decision against each other one, message by message
-        print(paired_acts(decisions[first], answered[first], decisions[port], answered[port]))
+        print(paired_act_line(decisions[first], answered[first], decisions[port], answered[port]))
     return 0
 
 
