@@ -55,3 +55,18 @@ def test_a_test_run_without_its_calib_run_names_the_command(results):
     with pytest.raises(FileNotFoundError, match="prompt_price.py --dataset banking77 --examples 1"):
         prompt_price.acted_on("banking77", 1, prompt_price.read_answers(
             results / "banking77-prompt1-test-sample4-seed0.jsonl"))
+
+
+def test_a_calib_sample_is_paired_with_thresholds_fitted_on_the_sample_itself(results):
+    # no full calib run: each sample's acts come from a fit on its own 20 answers (0.9 -> 1.0 acted on, 0.3 not)
+    five = calib_run()
+    zero = [result_line(n, n < 5, 0.9 if n < 5 else 0.3) for n in range(20)]   # right only on the first 5
+    write_lines(results / "banking77-prompt5-calib-sample20-seed0.jsonl", five)
+    write_lines(results / "banking77-prompt0-calib-sample20-seed0.jsonl", zero)
+    rows = prompt_price.paired_rows("banking77")
+    assert rows[0] == ("calib sample20-seed0, against the post's 5 examples per intent (acts: thresholds fitted on "
+                       "the sample itself, point rule at 98.5%):")
+    # accuracy 10 of 20 against 5 of 20: -25 points, 5 discordant pairs all one way: se = sqrt(5 - 25/20) / 20
+    half = 1.959963984540054 * (5 - 25 / 20) ** 0.5 / 20
+    assert f"accuracy -25.0 points ({100 * (-0.25 - half):+.1f} to {100 * (-0.25 + half):+.1f}, 20 paired)" in rows[2]
+    assert rows[1].startswith("  5 examples: accuracy 50.0%") and "acted on 50.0%" in rows[1]

@@ -177,15 +177,15 @@ def read_answers(path: Path) -> list:
             if r.status != "error"]
 
 
-def acted_on(dataset: str, examples: int, test: list) -> dict[str, tuple[bool, bool, float]]:
+def acted_on(dataset: str, examples: int, test: list, calib: list | None = None) -> dict[str, tuple[bool, bool, float]]:
     """id -> (right, acted on, ms) of each test answer under post 08's point rule with the thresholds and isotonic
-    map fitted on the calib run of the same prompt (at TARGET). Raises FileNotFoundError naming the command
-    when that calib run is missing."""
+    map fitted on `calib`, by default the calib run of the same prompt (at TARGET). Raises FileNotFoundError naming
+    the command when that calib run is missing."""
     calib_path = run_path(dataset, examples, "calib")
-    if not calib_path.exists():
+    if calib is None and not calib_path.exists():
         raise FileNotFoundError(f"no calib run of {examples} examples per intent: python3 "
                                 f"08-routes/beyond/prompt-price/prompt_price.py --dataset {dataset} --examples {examples}")
-    calib = read_answers(calib_path)
+    calib = read_answers(calib_path) if calib is None else calib
     calibrate = fit_calibration(calib)
     thresholds = fit_thresholds(calib, calibrate, TARGET, 0.9)
     return {r.id: (r.correct, route_of(r, calibrate(r), thresholds) == "act", r.wall_ms) for r in test}
@@ -200,12 +200,14 @@ def paired_prompts(a: dict, b: dict, index: int) -> PairedCost:
 
 
 def paired_rows(dataset: str) -> list[str]:
-    """For each seeded test sample run with the post's prompt and another: accuracy and act coverage (thresholds
-    from each prompt's own calib run) with exact 95% intervals, the paired difference against the post's prompt
-    with its interval (Agresti 2013, 11.1; oos_cost.PairedCost), and the median and p95 ms of the same run."""
+    """For each seeded sample of a split run with the post's prompt and another: accuracy and act coverage with
+    exact 95% intervals, the paired difference against the post's prompt with its interval (Agresti 2013, 11.1;
+    oos_cost.PairedCost), and the median and p95 ms of the same run. A test sample's acts use the thresholds
+    fitted on each prompt's own calib run; a calib sample's, those fitted on the sample itself (as the report's
+    act@98.5 column: the split that chose them)."""
     post = prompt_examples(dataset)
     runs: dict[str, dict[int, Path]] = {}
-    for path in OWN_RESULTS.glob(f"{dataset}-prompt*-test-sample*.jsonl"):
+    for path in OWN_RESULTS.glob(f"{dataset}-prompt*-*-sample*.jsonl"):
         examples, tail = path.name.removeprefix(f"{dataset}-prompt").split("-", 1)
         if "shortlist" not in tail:
             runs.setdefault(tail, {})[int(examples)] = path
@@ -213,11 +215,12 @@ def paired_rows(dataset: str) -> list[str]:
     for tail, by_examples in sorted(runs.items()):
         if post not in by_examples or len(by_examples) < 2:
             continue
+        split = tail.split("-", 1)[0]
         answers = {k: read_answers(path) for k, path in by_examples.items()}
-        decided = {k: acted_on(dataset, k, lines) for k, lines in answers.items()}
-        rows.append(f"test {tail.removesuffix('.jsonl').removeprefix('test-')}, against the post's {post} examples per "
-                    "intent (acts: thresholds fitted on each prompt's own calib run, point rule at "
-                    f"{TARGET:.1%}):")
+        decided = {k: acted_on(dataset, k, lines, None if split == "test" else lines) for k, lines in answers.items()}
+        fitted = "each prompt's own calib run" if split == "test" else "the sample itself"
+        rows.append(f"{split} {tail.removesuffix('.jsonl').removeprefix(split + '-')}, against the post's {post} "
+                    f"examples per intent (acts: thresholds fitted on {fitted}, point rule at {TARGET:.1%}):")
         for k in sorted(answers, reverse=True):
             lines, mine = answers[k], decided[k]
             ms = sorted(r.wall_ms for r in lines)
