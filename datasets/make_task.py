@@ -602,7 +602,7 @@ def main() -> int:
 
     def say(line: str) -> None:
         print(line, file=sys.stderr, flush=True)
-    from fields import fields_from_csv, fields_of, save_fields_prompt, with_fields_entry  # 08-routes/beyond/fields
+    from fields import fields_from_csv, fields_lines, save_fields_prompt, with_fields_entry  # 08-routes/beyond/fields
     fields = fields_from_csv(args.fields) if args.fields else None  # refused before any work when wrong
     made = make_task(args.name, args.labels, args.messages, args.test, args.seed, args.out_of_scope,
                      args.instructions, args.calib, args.closing, tuple(args.irreversible), args.kind,
@@ -623,8 +623,7 @@ def main() -> int:
     print(f"wrote {shown(folder)}/: {', '.join(made.files)}")
     if fields:  # the task just written, as a fresh registry finds it, asked its fields after the code
         DATASETS[args.name] = Dataset(args.name, folder)
-        print(f"fields {', '.join(f.key for f in fields_of(args.name))}: the prompt and grammar ask them after the "
-              f"code ({', '.join(shown(path) for path in save_fields_prompt(args.name))})")
+        print("\n".join(fields_lines(args.name, [shown(path) for path in save_fields_prompt(args.name)])))
     intents = made.labels.intents
     print(f"{args.name}: {len(intents)} labels in {len(made.labels.groups)} group"
           f"{'s' if len(made.labels.groups) > 1 else ''}, codes {intents[0].code} to {intents[-1].code}; "

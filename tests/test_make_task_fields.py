@@ -35,6 +35,11 @@ def test_a_fields_csv_gives_each_field_its_options_in_order_its_safe_values_and_
     (REQUESTER[:2] + SCOPE + [["requester"] + REQUESTER[2][1:]], "row 6: the rows of field 'requester' are not together"),
     ([["", "", "holder", "no key", "", "", ""]] + REQUESTER, "row 2: the first row names no key"),
     ([REQUESTER[0][:4] + ["maybe", "change", ""]] + REQUESTER[1:], "row 2: safe is 'yes' or blank, not 'maybe'"),
+    (REQUESTER[:1] + [["requester", "Again?", "someone_else", "x", "", "", ""]],      # another question, row 3
+     "row 3: a field's question and gates go on its first row only (field 'requester' has them on row 2)"),
+    (REQUESTER[:1] + [["", "", "someone_else", "x", "", "all", ""]] + REQUESTER[2:],  # other gates on a later row
+     "row 3: a field's question and gates"),
+    ([row[:4] + ["", *row[5:]] for row in REQUESTER], "field 'requester' gates 'change' but marks no option safe"),
 ])
 def test_a_bad_fields_csv_is_refused_in_one_sentence_naming_the_file(tmp_path, rows, problem):
     path = write_csv(tmp_path / "fields.csv", FIELDS_CSV_HEADER, rows)
@@ -60,6 +65,16 @@ def test_make_task_writes_the_fields_into_the_label_file_and_the_prompt_asks_the
     assert grammar.rstrip().endswith('"-" [ABC]')                        # the code, then one of the 3 options
     assert any(line.startswith("fields requester: the prompt and grammar ask them after the code")
                for line in done.stdout.splitlines())
+    assert "  requester gates acts: its gate is fitted on calib answers labelled with their right requester, which " \
+           "messages.csv does not give, so fit_routers.py cannot fit the model's routers with it yet " \
+           "(08-routes/beyond/fields/README.md)" in done.stdout.splitlines()
+    # the instructions ask for the letters after the code, and the example answer is a code of this task
+    assert "then the letter of each answer to the questions after the list, and nothing else" in system
+    assert "for example A-A-A" in system and "C-F" not in system
+    # a key repeated with the same question on the next rows is the same field
+    repeated = write_csv(tmp_path / "repeated.csv", FIELDS_CSV_HEADER, [REQUESTER[0]] + [
+        [REQUESTER[0][0], REQUESTER[0][1], *row[2:]] for row in REQUESTER[1:]])
+    assert fields_from_csv(repeated) == data["fields"]
     # without --fields, the same CSVs make a task whose prompt asks the code only
     plain = run_script(SCRIPT, "plain", "--labels", labels, "--messages", messages, env=env)
     assert plain.returncode == 0, plain.stderr

@@ -1,4 +1,4 @@
-"""Each field read as a decision of its own: the posts' scripts on it (--field), and the tables of issue 54.
+"""Each field read as a decision of its own: the posts' scripts on it (--field), and the fields' tables.
 
     python3 08-routes/beyond/fields/field_report.py --dataset banking77fields    # views, scope, requester tables
     python3 08-routes/beyond/fields/field_report.py --dataset clinc150fields     # three fields against the single code
@@ -65,10 +65,12 @@ def scope_table(dataset: str) -> list[str]:
     """The scope field's AUROC as a detector of messages that are not requests (in: the test sample; out:
     CLINC150's out-of-scope test messages), beside the code's own confidence in the same requests."""
     field = next((f for f in fields_of(dataset) if f.out_of_scope), None)
+    if field is None:
+        return []  # no field stands for "none of these"
     inside = [line for name in fields_sample_runs(dataset, "test")[:1] for line in fields_answers(dataset, name)]
     outside = [line for name in fields_sample_runs(dataset, "oos-test")[:1] for line in fields_answers(dataset, name)]
-    if field is None or not inside or not outside:
-        return [f"scope: no runs of {dataset}'s test sample and CLINC150's out-of-scope test messages yet"]
+    if not inside or not outside:
+        return [f"{field.key}: no runs of {dataset}'s test sample and CLINC150's out-of-scope test messages yet"]
     safe = next(o.id for o in field.options if o.id != field.out_of_scope)
 
     def p_in(line: ResultsLine) -> float:
@@ -119,6 +121,9 @@ def requester_table(dataset: str) -> list[str]:
     kinds = intent_kinds("banking77")
     lines = ["requester: the field's answer someone_else against harm.py's word list (for_someone_else)"]
     test = fields_answers(dataset, "requester-test")
+    if not test:
+        lines.append(f"  no run of the requester set's test half yet: python3 08-routes/beyond/fields/fields_run.py "
+                     f"--dataset {dataset} --set requester-test")
     if test:
         lines.append(f"the requester set's test half ({len(test)} answers; right answer from its labels):")
         lines += requester_rows(test, lambda line: line.extra["gold_fields"]["requester"] == "someone_else"
@@ -246,7 +251,10 @@ def regression_table(dataset: str) -> list[str]:
     from decision_router import read_decision_router, ready_router, served_route
     from fields_route import route_with_fields
     base = DATASETS[dataset].base
-    choice = choose(base)
+    try:
+        choice = choose(base)
+    except FileNotFoundError as missing:
+        return [f"{base}'s served decision with the fields: {missing}"]
     router = read_decision_router(choice.chosen.path)
     ready = ready_router(router, choice.chosen.path)
     gates, missing = report_gates(dataset)
@@ -294,10 +302,9 @@ def main() -> int:
     if DATASETS[args.dataset].base == "clinc150":
         print("\n".join(clinc150_table(args.dataset)))
     else:
-        print("\n".join(scope_table(args.dataset)))
-        print("\n" + "\n".join(requester_table(args.dataset)))
-        print("\n" + "\n".join(routes_table(args.dataset)))
-        print("\n" + "\n".join(regression_table(args.dataset)))
+        tables = [scope_table(args.dataset), requester_table(args.dataset), routes_table(args.dataset),
+                  regression_table(args.dataset)]
+        print("\n\n".join("\n".join(rows) for rows in tables if rows))
     return 0
 
 

@@ -164,12 +164,14 @@ FIELDS_CSV_HEADER = ["key", "question", "option", "description", "safe", "gates"
 def fields_from_csv(path: Path) -> list[dict]:
     """The "fields" list of a label file from a CSV (make_task.py --fields): the header key,question,option,
     description,safe,gates,out_of_scope and a row per option, a field's rows one after another in the order of
-    its letters; key, question and gates on its first row (blank after it: the same); safe and out_of_scope
-    "yes" on the options they name, else blank; gates "all" or "change" (blank: all). Checked as a label file's
-    fields are (parse_fields): ValueError in one sentence naming the file, as task.read_csv raises too."""
+    its letters; key, question and gates on its first row (blank after it, or the same; another question or
+    gates on a later row is refused); safe and out_of_scope "yes" on the options they name, else blank; gates
+    "all" or "change" (blank: all), and a field with gates filled in must mark a safe option. Checked as a label
+    file's fields are (parse_fields): ValueError in one sentence naming the file, as task.read_csv raises too."""
     from task import read_csv
     _, rows = read_csv(path, (FIELDS_CSV_HEADER,), "the fields")
     items: list[dict] = []
+    gated: set[str] = set()  # the fields whose gates column is filled in: they must name a safe option
     for number, (key, question, option, description, safe, gates, out_of_scope) in enumerate(rows, start=2):
         key = key.strip()
         if key and (not items or items[-1]["key"] != key):
@@ -177,8 +179,14 @@ def fields_from_csv(path: Path) -> list[dict]:
                 raise ValueError(f"the fields file {path}, row {number}: the rows of field {key!r} are not together")
             items.append({"key": key, "question": question.strip(), "options": [], "safe": [],
                           "gates": gates.strip() or "all"})
+            if gates.strip():
+                gated.add(key)
         elif not items:
             raise ValueError(f"the fields file {path}, row {number}: the first row names no key")
+        elif any(value.strip() and value.strip() != items[-1][column]
+                 for column, value in (("question", question), ("gates", gates))):
+            raise ValueError(f"the fields file {path}, row {number}: a field's question and gates go on its first "
+                             f"row only (field {items[-1]['key']!r} has them on row {number - len(items[-1]['options'])})")
         field = items[-1]
         field["options"].append({"id": option.strip(), "description": description.strip()})
         for column, value in (("safe", safe), ("out_of_scope", out_of_scope)):
@@ -188,15 +196,42 @@ def fields_from_csv(path: Path) -> list[dict]:
             field["safe"].append(option.strip())
         if out_of_scope.strip():
             field["out_of_scope"] = option.strip()
+    for field in items:
+        if field["key"] in gated and not field["safe"]:
+            raise ValueError(f"the fields file {path}: field {field['key']!r} gates {field['gates']!r} but marks no "
+                             "option safe (yes in the safe column), so it could never let an act through")
     parse_fields(items, f"the fields file {path}")
     return items
 
 
+def fields_lines(dataset: str, saved: list[str]) -> list[str]:
+    """What make_task.py --fields prints: the fields the saved prompt files (saved) ask after the code, and for
+    each field that gates acts without an out_of_scope option, where its gate's calib answers must come from."""
+    fields = fields_of(dataset)
+    lines = [f"fields {', '.join(f.key for f in fields)}: the prompt and grammar ask them after the code "
+             f"({', '.join(saved)})"]
+    for field in fields:
+        if field.safe and not field.out_of_scope:
+            lines.append(f"  {field.key} gates acts: its gate is fitted on calib answers labelled with their right "
+                         f"{field.key}, which messages.csv does not give, so fit_routers.py cannot fit the model's "
+                         f"routers with it yet (08-routes/beyond/fields/README.md)")
+    return lines
+
+
+# make_task.py's default instructions ask for the code alone; with fields they ask for the letters after it
+CODE_ONLY = "Answer with the code of that label and nothing else: the group letter, a hyphen and the label letter"
+CODE_AND_LETTERS = ("Answer with the code of that label (the group letter, a hyphen and the label letter), then the "
+                    "letter of each answer to the questions after the list, and nothing else")
+
+
 def with_fields_entry(label_json: bytes, items: list[dict]) -> bytes:
-    """A label file's bytes (make_banking77.to_json's layout) with "fields" set to items, before "groups"."""
+    """A label file's bytes (make_banking77.to_json's layout) with "fields" set to items, before "groups", and a
+    task's default instructions (make_task.py's) asking for the fields' letters after the code."""
     from make_banking77 import to_json
     data = json.loads(label_json)
     data.pop("fields", None)
+    if "instructions" in data.get("task", {}):
+        data["task"]["instructions"] = data["task"]["instructions"].replace(CODE_ONLY, CODE_AND_LETTERS)
     at = list(data).index("groups")
     entries = list(data.items())
     return to_json(dict([*entries[:at], ("fields", items), *entries[at:]])).encode("utf-8")
@@ -221,8 +256,10 @@ class FieldsPrompt:
 
     @property
     def example(self) -> str:
-        """An answer of the grammar's shape: the post's example code C-F, then A for every field."""
-        return "C-F" + "".join("-A" for _ in self.fields)
+        """An answer of the grammar's shape: the post's example code C-F (the task's first code where C-F is
+        none of its codes), then A for every field."""
+        code = "C-F" if "C-F" in self.prompt.codes else next(iter(self.prompt.codes))
+        return code + "".join("-A" for _ in self.fields)
 
 
 def fields_section(fields: tuple[Field, ...], example: str) -> str:

@@ -242,8 +242,12 @@ def paired_rows(dataset: str) -> list[str]:
 def print_price(dataset: str) -> None:
     print(f"{'run':<44} {'ex':>3} {'tokens':>7} {'n':>5} {'accuracy':>8} {'ECE iso':>7} {'AUROC':>6} "
           f"{'act@98.5':>8} {'median ms':>9} {'p95 ms':>7}  load")
-    for row in report_rows(dataset):
+    rows = report_rows(dataset)
+    for row in rows:
         print(row)
+    if not rows:
+        print(f"no runs of {dataset} yet: python3 08-routes/beyond/prompt-price/prompt_price.py --dataset {dataset} "
+              f"--examples {prompt_examples(dataset)} 1 0 writes them (a llama-server; the README has this machine's)")
     pairs = paired_rows(dataset)
     if pairs:
         print("\n" + "\n".join(pairs))
