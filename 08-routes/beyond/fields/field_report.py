@@ -176,6 +176,37 @@ def clinc150_table(dataset: str) -> list[str]:
     return rows
 
 
+def separately_table(dataset: str) -> list[str]:
+    """One request for the code and every field against one request each (fields_run.py --one-per-field), on
+    the messages both runs asked (the requester set's test half, else calib): the code's accuracy, each field's
+    agreement (and accuracy where its right option is known), and the ms a message of each."""
+    name = next((name for name in ("requester-test", "calib") if fields_answers(dataset, f"perfield-{name}")), None)
+    if name is None:
+        return []
+    separate = {line.id: line for line in fields_answers(dataset, f"perfield-{name}")}
+    pairs = [(line, separate[line.id]) for line in fields_answers(dataset, name) if line.id in separate]
+    if not pairs:
+        return []
+    rows = [f"one request against one per field ({len(pairs)} {name} messages both asked, same prompt and slot):",
+            f"  code right: one request {sum(a.correct for a, _ in pairs)}, one per field "
+            f"{sum(b.correct for _, b in pairs)}"]
+    for field in fields_of(dataset):
+        answered = [(a, b) for a, b in pairs if a.extra.get("fields") and b.extra.get("fields")]
+        same = sum(a.extra["fields"][field.key]["option"] == b.extra["fields"][field.key]["option"] for a, b in answered)
+        known = [(a, b) for a, b in answered if field.key in a.extra.get("gold_fields", {})]
+        cell = ""
+        if known:
+            right = [sum(x.extra["fields"][field.key]["option"] == x.extra["gold_fields"][field.key] for x in run)
+                     for run in zip(*known)]
+            cell = f"; right where known ({len(known)}): {right[0]} and {right[1]}"
+        rows.append(f"  {field.key}: the same option in {same} of {len(answered)}{cell}")
+    for name, index in (("one request", 0), ("one per field", 1)):
+        ms = sorted(pair[index].wall_ms for pair in pairs)
+        rows.append(f"  {name}: median {statistics.median(ms):.0f} ms, p95 {ms[int(0.95 * (len(ms) - 1))]:.0f} ms "
+                    "a message")
+    return rows
+
+
 def report_gates(dataset: str) -> tuple[list, list[str]]:
     """The gates of the fields that have calib answers (fields_route.fit_field_gate), and a line for each gating
     field left out for want of them: the tables show what the fields there are do (the service refuses instead)."""
@@ -302,8 +333,8 @@ def main() -> int:
     if DATASETS[args.dataset].base == "clinc150":
         print("\n".join(clinc150_table(args.dataset)))
     else:
-        tables = [scope_table(args.dataset), requester_table(args.dataset), routes_table(args.dataset),
-                  regression_table(args.dataset)]
+        tables = [scope_table(args.dataset), requester_table(args.dataset), separately_table(args.dataset),
+                  routes_table(args.dataset), regression_table(args.dataset)]
         print("\n\n".join("\n".join(rows) for rows in tables if rows))
     return 0
 
