@@ -299,7 +299,7 @@ def regression_table(dataset: str) -> list[str]:
             continue
         cells = []
         for label, use_fields in (("without", False), ("with", True)):
-            acted = wrong = wrong_change = 0
+            acted = wrong = wrong_change = for_other = 0
             for line in lines:
                 decided = ready.decider.line(line.text, None)
                 calibrated = ready.calibrated(decided)
@@ -313,7 +313,11 @@ def regression_table(dataset: str) -> list[str]:
                     if decided.intent != line.gold_intent:
                         wrong += 1
                         wrong_change += kinds.get(decided.intent or "", "change") != "inform"
-            cells.append(f"{label}: acts {acted}, wrong {wrong} ({wrong_change} change)")
+                    # a change acted on for someone else's card or account (the requester set's labels say whose)
+                    for_other += line.extra.get("gold_fields", {}).get("requester") == "someone_else" and \
+                        kinds.get(decided.intent or "", "change") != "inform"
+            cells.append(f"{label}: acts {acted}, wrong {wrong} ({wrong_change} change)"
+                         + (f", a change for someone else {for_other}" if name.startswith("requester") else ""))
         rows.append(f"  {name} ({len(lines)}): " + "; ".join(cells))
     return rows
 
