@@ -70,3 +70,20 @@ def test_a_calib_sample_is_paired_with_thresholds_fitted_on_the_sample_itself(re
     half = 1.959963984540054 * (5 - 25 / 20) ** 0.5 / 20
     assert f"accuracy -25.0 points ({100 * (-0.25 - half):+.1f} to {100 * (-0.25 + half):+.1f}, 20 paired)" in rows[2]
     assert rows[1].startswith("  5 examples: accuracy 50.0%") and "acted on 50.0%" in rows[1]
+
+
+def test_a_report_row_gives_accuracy_cross_fitted_ece_auroc_and_act_coverage(results, monkeypatch):
+    # 20 answers, right at 0.9 and wrong at 0.3 two by two, so both halves (even and odd places) hold both: each
+    # half's isotonic fit maps 0.9 to 1.0 and 0.3 to 0.0, the cross-fitted ECE is 0, AUROC 1.0, and the point
+    # rule acts on the 10 at 0.9
+    monkeypatch.setattr(prompt_price, "prompt_tokens", lambda dataset, examples: "~100")
+    lines = [result_line(n, n % 4 < 2, 0.9 if n % 4 < 2 else 0.3) for n in range(20)]
+    write_lines(results / "banking77-prompt0-calib.jsonl", lines)
+    (row,) = prompt_price.report_rows("banking77")
+    cells = row.split()
+    assert cells[:6] == ["prompt0-calib.jsonl", "0", "~100", "20", "50.0%", "0.000"]
+    assert cells[6:8] == ["1.000", "50.0%"]
+    # all the right answers in one half: each is calibrated by a fit on the other half, which saw only wrong ones
+    apart = write_lines(results / "apart.jsonl", [result_line(n, n % 2 == 0, 0.9 if n % 2 == 0 else 0.3)
+                                                  for n in range(20)])
+    assert prompt_price.cross_fitted_ece(prompt_price.read_answers(apart)) == pytest.approx(1.0)

@@ -48,7 +48,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
 import series  # puts the post folders on sys.path
 from batch import RunStopped, pick_messages, sample_of
-from ece import ece, outcomes, reliability_bins
+from ece import ece, outcomes
 from intervals import clopper_pearson
 from isotonic import fit_isotonic
 from llama_http import Client, exit_on_server_errors
@@ -122,7 +122,7 @@ def cross_fitted_ece(lines: list) -> float:
         fit = fit_isotonic(*outcomes(other))
         calibrated += [fit(r.confidence) for r in mine]
         corrects += [r.correct for r in mine]
-    return ece(reliability_bins(calibrated, corrects))
+    return ece(calibrated, corrects)
 
 
 def act_coverage(lines: list, target: float = TARGET) -> float:
