@@ -1,7 +1,6 @@
 """run.py --sample N --seed S: a seeded sample of a split, each label in its share; the later posts read a complete
 one, name it as a sample, and a partial run's refusal names the ways on. No server."""
 import argparse
-import csv
 import hashlib
 import json
 import random
@@ -13,6 +12,7 @@ from labels import Message, allocate, sample_rank, seeded_sample
 from make_task import make_task, write_task
 from registry import DATASETS, Dataset
 from result_lines import result_line, write_lines
+from task_csvs import write_csv
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -215,14 +215,6 @@ def test_a_partial_run_without_a_reference_names_finishing_it_reading_it_and_sam
         f"messages (finish it with: {command}; or read it as it is with --results {own / 'banking77-test.jsonl'}; "
         f"or answer a seeded sample instead: {command} --sample N)")
     assert "\n" not in str(partial.value)
-
-
-def write_csv(path: Path, header, rows) -> Path:
-    with open(path, "w", newline="", encoding="utf-8") as file:
-        out = csv.writer(file)
-        out.writerow(header)
-        out.writerows(rows)
-    return path
 
 
 def small_task(folder: Path, name: str, topic: str, test_counts=(6, 3, 1)) -> Dataset:

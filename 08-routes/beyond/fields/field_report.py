@@ -45,6 +45,7 @@ from results_file import replace_lines
 from results_record import ResultsLine
 from routes import interval_text
 from saved_answers import OWN_RESULTS
+from summary import percentile
 from separation import auroc
 
 def write_views(dataset: str) -> dict[tuple[str, str], int]:
@@ -61,14 +62,23 @@ def write_views(dataset: str) -> dict[tuple[str, str], int]:
     return written
 
 
+def biggest_sample(dataset: str, split: str) -> list[ResultsLine]:
+    """The answers of the biggest seeded sample of a split ("test", "oos-test") run for the dataset ([] if none)."""
+    return [line for name in fields_sample_runs(dataset, split)[:1] for line in fields_answers(dataset, name)]
+
+
+def ms_text(ms: list[float]) -> str:
+    """'median M ms, p95 P ms' of request times in ms (post 03's summary.percentile: numpy's default)."""
+    return f"median {statistics.median(ms):.0f} ms, p95 {percentile(ms, 0.95):.0f} ms"
+
+
 def scope_table(dataset: str) -> list[str]:
     """The scope field's AUROC as a detector of messages that are not requests (in: the test sample; out:
     CLINC150's out-of-scope test messages), beside the code's own confidence in the same requests."""
     field = next((f for f in fields_of(dataset) if f.out_of_scope), None)
     if field is None:
         return []  # no field stands for "none of these"
-    inside = [line for name in fields_sample_runs(dataset, "test")[:1] for line in fields_answers(dataset, name)]
-    outside = [line for name in fields_sample_runs(dataset, "oos-test")[:1] for line in fields_answers(dataset, name)]
+    inside, outside = biggest_sample(dataset, "test"), biggest_sample(dataset, "oos-test")
     if not inside or not outside:
         return [f"{field.key}: no runs of {dataset}'s test sample and CLINC150's out-of-scope test messages yet"]
     safe = next(o.id for o in field.options if o.id != field.out_of_scope)
@@ -124,7 +134,7 @@ def requester_table(dataset: str) -> list[str]:
     if not test:
         lines.append(f"  no run of the requester set's test half yet: python3 08-routes/beyond/fields/fields_run.py "
                      f"--dataset {dataset} --set requester-test")
-    if test:
+    else:
         lines.append(f"the requester set's test half ({len(test)} answers; right answer from its labels):")
         lines += requester_rows(test, lambda line: line.extra["gold_fields"]["requester"] == "someone_else"
                                 if "requester" in line.extra["gold_fields"] else None, kinds)
@@ -152,7 +162,7 @@ def requester_table(dataset: str) -> list[str]:
 def clinc150_table(dataset: str) -> list[str]:
     """CLINC150 as three fields against the single code with K-A, on the same seeded test sample."""
     from saved_answers import read_split
-    fields_lines = [line for name in fields_sample_runs(dataset, "test")[:1] for line in fields_answers(dataset, name)]
+    fields_lines = biggest_sample(dataset, "test")
     if not fields_lines:
         return [f"no run of {dataset}'s test sample yet: python3 08-routes/beyond/fields/fields_run.py --dataset "
                 f"{dataset} --split test --sample 1000"]
@@ -170,14 +180,12 @@ def clinc150_table(dataset: str) -> list[str]:
         accurate = sum(right(f, s) and not said_out(f, s) for f, s in inside)
         rows.append(f"  {name:<22} in-scope accuracy {interval_text(clopper_pearson(accurate, len(inside)))}, "
                     f"out of scope found {interval_text(clopper_pearson(found, len(outside)))}")
+    rows.append(f"  three fields: {ms_text([line.wall_ms for line in fields_lines])} a message "
+                f"({len(fields_lines)} requests)")
     own = OWN_RESULTS / f"{DATASETS[dataset].base}-test.jsonl"  # your single-code run, whole or not: its ms
-    for name, lines in (("three fields", fields_lines),
-                        ("single code", [json.loads(x) for x in own.read_text().splitlines() if x.strip()]
-                         if own.exists() else [])):
-        ms = sorted(line.wall_ms if isinstance(line, ResultsLine) else line["wall_ms"] for line in lines)
-        if ms:
-            rows.append(f"  {name}: median {statistics.median(ms):.0f} ms, p95 {ms[int(0.95 * (len(ms) - 1))]:.0f} ms "
-                        f"a message ({len(ms)} requests{', ' + str(own.name) if name == 'single code' else ''})")
+    if own.exists():
+        ms = [json.loads(text)["wall_ms"] for text in own.read_text(encoding="utf-8").splitlines() if text.strip()]
+        rows.append(f"  single code: {ms_text(ms)} a message ({len(ms)} requests, {own.name})")
     return rows
 
 
@@ -206,9 +214,7 @@ def separately_table(dataset: str) -> list[str]:
             cell = f"; right where known ({len(known)}): {right[0]} and {right[1]}"
         rows.append(f"  {field.key}: the same option in {same} of {len(answered)}{cell}")
     for name, index in (("one request", 0), ("one per field", 1)):
-        ms = sorted(pair[index].wall_ms for pair in pairs)
-        rows.append(f"  {name}: median {statistics.median(ms):.0f} ms, p95 {ms[int(0.95 * (len(ms) - 1))]:.0f} ms "
-                    "a message")
+        rows.append(f"  {name}: {ms_text([pair[index].wall_ms for pair in pairs])} a message")
     return rows
 
 

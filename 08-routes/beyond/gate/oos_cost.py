@@ -59,6 +59,14 @@ class PairedCost:
     out_of_scope_right_without: int
     other_changes: int
 
+    @classmethod
+    def of_pairs(cls, pairs: list[tuple[bool, bool]]) -> "PairedCost":
+        """The counts of (right without, right with) per message, one pair a message; no out-of-scope counts (a
+        comparison of any two decisions on the same messages, "right" read as the caller's outcome)."""
+        return cls(len(pairs), sum(without for without, _ in pairs), sum(with_ for _, with_ in pairs),
+                   sum(without and not with_ for without, with_ in pairs),
+                   sum(with_ and not without for without, with_ in pairs), 0, 0, 0)
+
     @property
     def difference(self) -> float:
         """Accuracy with the code minus accuracy without, in [-1, 1]."""

@@ -181,11 +181,12 @@ def acted_on(dataset: str, examples: int, test: list, calib: list | None = None)
     """id -> (right, acted on, ms) of each test answer under post 08's point rule with the thresholds and isotonic
     map fitted on `calib`, by default the calib run of the same prompt (at TARGET). Raises FileNotFoundError naming
     the command when that calib run is missing."""
-    calib_path = run_path(dataset, examples, "calib")
-    if calib is None and not calib_path.exists():
-        raise FileNotFoundError(f"no calib run of {examples} examples per intent: python3 "
-                                f"08-routes/beyond/prompt-price/prompt_price.py --dataset {dataset} --examples {examples}")
-    calib = read_answers(calib_path) if calib is None else calib
+    if calib is None:
+        calib_path = run_path(dataset, examples, "calib")
+        if not calib_path.exists():
+            raise FileNotFoundError(f"no calib run of {examples} examples per intent: python3 08-routes/beyond/"
+                                    f"prompt-price/prompt_price.py --dataset {dataset} --examples {examples}")
+        calib = read_answers(calib_path)
     calibrate = fit_calibration(calib)
     thresholds = fit_thresholds(calib, calibrate, TARGET, 0.9)
     return {r.id: (r.correct, route_of(r, calibrate(r), thresholds) == "act", r.wall_ms) for r in test}
@@ -193,10 +194,7 @@ def acted_on(dataset: str, examples: int, test: list, calib: list | None = None)
 
 def paired_prompts(a: dict, b: dict, index: int) -> PairedCost:
     """PairedCost of b against a over the ids both have, "right" read from field `index` of their tuples."""
-    ids = sorted(set(a) & set(b))
-    only_a = sum(1 for i in ids if a[i][index] and not b[i][index])
-    only_b = sum(1 for i in ids if b[i][index] and not a[i][index])
-    return PairedCost(len(ids), sum(a[i][index] for i in ids), sum(b[i][index] for i in ids), only_a, only_b, 0, 0, 0)
+    return PairedCost.of_pairs([(a[i][index], b[i][index]) for i in sorted(set(a) & set(b))])
 
 
 def paired_rows(dataset: str) -> list[str]:

@@ -113,11 +113,10 @@ def paired_act_line(first: str, first_rows: list[dict], other: str, other_rows: 
     """One line: the act coverage of the first service minus another's on the messages both answered, with the
     95% interval of a paired difference (oos_cost.PairedCost: Agresti 2013, 11.1), in points."""
     acted = {row["id"]: row["route"] == "act" for row in other_rows}
-    pairs = [(row["route"] == "act", acted[row["id"]]) for row in first_rows if row["id"] in acted]
+    pairs = [(acted[row["id"]], row["route"] == "act") for row in first_rows if row["id"] in acted]
     if not pairs:
         return f"{first} against {other}: no message answered by both"
-    cost = PairedCost(len(pairs), sum(b for _, b in pairs), sum(a for a, _ in pairs),
-                      sum(b and not a for a, b in pairs), sum(a and not b for a, b in pairs), 0, 0, 0)
+    cost = PairedCost.of_pairs(pairs)  # without: the other service, with: the first
     low, high = cost.interval()
     return (f"{first} acts on {cost.right_with / cost.n:.1%}, {other} on {cost.right_without / cost.n:.1%} of the "
             f"same {cost.n} messages: {100 * cost.difference:+.1f} points (95% interval {100 * low:+.1f} to "
